@@ -1,0 +1,39 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "NotifyBus",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "NotifyBus", targets: ["NotifyBus"]),
+        .library(name: "NotifyBusLog", targets: ["NotifyBusLog"]),
+        .executable(name: "notifywatch", targets: ["notifywatch"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // The coalescing core: pure Swift, no C, no Foundation.
+        .target(name: "NotifyBus"),
+        // Event logs (CONTRACT.md §2): reader, writer, replayer on a virtual clock.
+        .target(name: "NotifyBusLog", dependencies: ["NotifyBus"]),
+        .executableTarget(
+            name: "notifywatch",
+            dependencies: [
+                "NotifyBus", "NotifyBusLog",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Example programs build with the package so they cannot rot.
+        .executableTarget(name: "AppLifecycleExample", dependencies: ["NotifyBus"], path: "Examples/AppLifecycle"),
+        .testTarget(name: "NotifyBusTests", dependencies: ["NotifyBus"]),
+        .testTarget(
+            name: "NotifyBusLogTests",
+            dependencies: ["NotifyBus", "NotifyBusLog"],
+            resources: [.copy("Fixtures")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+// Targets of the system sources (udev, D-Bus) are appended below this line.

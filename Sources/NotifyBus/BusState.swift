@@ -1,0 +1,151 @@
+/// Everything a bus knows, kept behind its one lock: the store (latest value
+/// per key), the subscribers, and per key the subscribers it routes to.
+struct BusState {
+    struct KeyRecord {
+        let key: String
+        var value: JSONValue?
+        var seq: UInt64 = 0
+        var time: Duration = .zero
+        /// Subscribers whose patterns match the key, valid while `routeGeneration == generation`.
+        var routes: [SubscriberCore] = []
+        var routeGeneration = -1
+    }
+
+    var keyIDs: [String: Int32] = [:]
+    var keys: [KeyRecord] = []
+    var subscribers: [Int: SubscriberCore] = [:]
+    /// Subscribers in the order they subscribed.
+    var subscriberOrder: [SubscriberCore] = []
+    /// Changes whenever the set of subscribers changes; stale routes are rebuilt lazily.
+    var generation = 0
+    var seq: UInt64 = 0
+    var lastEventTime: Duration = .zero
+    var nextSubscriberID = 1
+
+    // MARK: Keys and the store
+
+    mutating func keyID(for key: String) -> Int32 {
+        if let id = keyIDs[key] { return id }
+        let id = Int32(keys.count)
+        keys.append(KeyRecord(key: key))
+        keyIDs[key] = id
+        return id
+    }
+
+    mutating func publish(keyID: Int32, value: JSONValue, time: Duration) -> [Wakeup] {
+        seq &+= 1
+        lastEventTime = time
+        let index = Int(keyID)
+        keys[index].value = value
+        keys[index].seq = seq
+        keys[index].time = time
+        if keys[index].routeGeneration != generation { route(index) }
+        var wakes: [Wakeup] = []
+        let keyCount = keys.count
+        let key = keys[index].key
+        for subscriber in keys[index].routes {
+            subscriber.receive(
+                keyID: keyID, key: key, value: value, seq: seq, time: time, keyCount: keyCount, wakes: &wakes)
+        }
+        return wakes
+    }
+
+    private mutating func route(_ index: Int) {
+        let key = keys[index].key
+        keys[index].routes = subscriberOrder.filter { $0.patterns.anyMatches(key) }
+        keys[index].routeGeneration = generation
+    }
+
+    /// The current value of every key matching `patterns`, in order of each key's latest event.
+    func snapshot(matching patterns: [KeyPattern]) -> [HeldEntry] {
+        var entries: [HeldEntry] = []
+        for (index, record) in keys.enumerated() {
+            guard let value = record.value, patterns.anyMatches(record.key) else { continue }
+            entries.append(HeldEntry(
+                keyID: Int32(index), key: record.key, value: value, count: 0,
+                first: record.time, last: record.time, seq: record.seq))
+        }
+        entries.sort { $0.seq < $1.seq }
+        return entries
+    }
+
+    // MARK: Subscribers
+
+    mutating func add(_ subscriber: SubscriberCore, initial: InitialDelivery, time: Duration) -> [Wakeup] {
+        subscribers[subscriber.id] = subscriber
+        subscriberOrder.append(subscriber)
+        generation &+= 1
+        var wakes: [Wakeup] = []
+        if initial == .current {
+            subscriber.outbox.append(.initial(time: time, entries: snapshot(matching: subscriber.patterns)))
+            subscriber.wake(&wakes)
+        }
+        return wakes
+    }
+
+    mutating func remove(id: Int) -> [Wakeup] {
+        guard let subscriber = subscribers.removeValue(forKey: id) else { return [] }
+        subscriberOrder.removeAll { $0 === subscriber }
+        generation &+= 1
+        subscriber.isCancelled = true
+        subscriber.hold.reset()
+        subscriber.outbox = []
+        if let waiter = subscriber.waiter {
+            subscriber.waiter = nil
+            return [.resume(waiter, nil)]
+        }
+        return []
+    }
+
+    mutating func suspend(id: Int, time: Duration) -> [Wakeup] {
+        guard let subscriber = subscribers[id], !subscriber.isSuspended else { return [] }
+        if subscriber.isCongested { releaseBacklog(of: subscriber) }
+        subscriber.isSuspended = true
+        subscriber.outbox.append(.suspended(time))
+        var wakes: [Wakeup] = []
+        subscriber.wake(&wakes)
+        return wakes
+    }
+
+    mutating func resume(id: Int, time: Duration) -> [Wakeup] {
+        guard let subscriber = subscribers[id], subscriber.isSuspended else { return [] }
+        subscriber.isSuspended = false
+        if subscriber.hold.overflowed {
+            subscriber.hold.reset()
+            subscriber.outbox.append(
+                .resync(time: time, entries: snapshot(matching: subscriber.patterns), afterResume: true))
+        } else {
+            subscriber.outbox.append(
+                .flush(time: time, entries: subscriber.hold.take(), ordered: !subscriber.hold.coalesces))
+        }
+        var wakes: [Wakeup] = []
+        subscriber.wake(&wakes)
+        return wakes
+    }
+
+    /// Everything waiting for the consumer of `id`; `nil` once the subscription has ended.
+    mutating func take(id: Int) -> [PendingItem]? {
+        guard let subscriber = subscribers[id] else { return nil }
+        return take(subscriber)
+    }
+
+    mutating func take(_ subscriber: SubscriberCore) -> [PendingItem] {
+        if subscriber.isCongested && !subscriber.isSuspended { releaseBacklog(of: subscriber) }
+        let items = subscriber.outbox
+        subscriber.outbox = []
+        return items
+    }
+
+    /// Moves a slow subscriber's collapsed backlog into its outbox.
+    private func releaseBacklog(of subscriber: SubscriberCore) {
+        subscriber.isCongested = false
+        if subscriber.hold.overflowed {
+            subscriber.hold.reset()
+            subscriber.outbox.append(
+                .resync(time: lastEventTime, entries: snapshot(matching: subscriber.patterns), afterResume: false))
+        } else if !subscriber.hold.isEmpty {
+            subscriber.outbox.append(
+                .collapsed(entries: subscriber.hold.take(), ordered: !subscriber.hold.coalesces))
+        }
+    }
+}

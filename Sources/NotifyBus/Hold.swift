@@ -1,0 +1,68 @@
+/// The events a subscriber holds while it is suspended (or too slow), bounded by `limit`.
+///
+/// Coalescing (every policy but `.all`): one entry per key, found through a
+/// dense slot table indexed by key ID, so an update is two array accesses.
+/// Under `.all`: one entry per event. Past `limit` it discards everything and
+/// remembers that it overflowed; the subscriber then resyncs.
+struct Hold {
+    let coalesces: Bool
+    let limit: Int
+    private var slotOfKey: [Int32] = []
+    private(set) var entries: [HeldEntry] = []
+    private(set) var overflowed = false
+
+    init(coalesces: Bool, limit: Int) {
+        self.coalesces = coalesces
+        self.limit = limit
+    }
+
+    var isEmpty: Bool { entries.isEmpty && !overflowed }
+
+    mutating func add(
+        keyID: Int32, key: String, value: JSONValue, seq: UInt64, time: Duration, keyCount: Int
+    ) {
+        if overflowed { return }
+        guard coalesces else {
+            if entries.count >= limit { overflow(); return }
+            entries.append(HeldEntry(keyID: keyID, key: key, value: value, count: 1, first: time, last: time, seq: seq))
+            return
+        }
+        let index = Int(keyID)
+        if index >= slotOfKey.count {
+            slotOfKey.append(contentsOf: repeatElement(-1, count: keyCount - slotOfKey.count))
+        }
+        let slot = Int(slotOfKey[index])
+        if slot >= 0 {
+            entries[slot].value = value
+            entries[slot].count += 1
+            entries[slot].last = time
+            entries[slot].seq = seq
+        } else if entries.count >= limit {
+            overflow()
+        } else {
+            slotOfKey[index] = Int32(entries.count)
+            entries.append(HeldEntry(keyID: keyID, key: key, value: value, count: 1, first: time, last: time, seq: seq))
+        }
+    }
+
+    /// Hands over the held entries (in first-event order) and starts empty.
+    mutating func take() -> [HeldEntry] {
+        if coalesces {
+            for e in entries { slotOfKey[Int(e.keyID)] = -1 }
+        }
+        let taken = entries
+        entries = []
+        return taken
+    }
+
+    /// Forgets everything, including an overflow.
+    mutating func reset() {
+        _ = take()
+        overflowed = false
+    }
+
+    private mutating func overflow() {
+        _ = take()
+        overflowed = true
+    }
+}

@@ -1,0 +1,189 @@
+import Synchronization
+
+/// A bus of keyed events that holds them, coalesced per key, for suspended subscribers.
+///
+/// Publishing is a synchronous call under one lock, from any thread: it
+/// updates the store (the latest value per key) and hands the event to every
+/// subscriber whose patterns match. Consumers are woken after the lock is
+/// released. Suspend and resume happen under the same lock, so a resume is
+/// atomic against concurrent publishers: each event lands either in the
+/// flush or after it, never lost and never twice.
+///
+/// ```swift
+/// let bus = NotificationBus()
+/// let subscription = bus.subscribe(["battery/**"])
+/// subscription.suspend()
+/// bus.publish("battery/BAT0/state", "charging")
+/// bus.publish("battery/BAT0/state", "full")
+/// subscription.resume()   // one notification: "full", coalesced 2
+/// ```
+public final class NotificationBus: Sendable {
+    /// The default number of entries a suspended subscriber may hold (see `subscribe`).
+    public static let defaultLimit = 1024
+    /// The default backlog length past which an active subscriber's pending events collapse per key.
+    public static let defaultHighWaterMark = 1024
+
+    let state = Mutex(BusState())
+    /// The clock that stamps events and lifecycle changes given no explicit time.
+    public let clock: BusClock
+
+    /// Creates an empty bus.
+    public init(clock: BusClock = .continuous()) {
+        self.clock = clock
+    }
+
+    // MARK: Publishing
+
+    /// Publishes `value` for `key`: the store keeps it, and every matching subscriber gets it.
+    public func publish(_ key: String, _ value: JSONValue, at time: Duration? = nil) {
+        let time = time ?? clock.now()
+        let wakes = state.withLock { state in
+            state.publish(keyID: state.keyID(for: key), value: value, time: time)
+        }
+        if !wakes.isEmpty { perform(wakes) }
+    }
+
+    /// Publishes through a handle, skipping the key lookup.
+    public func publish(_ handle: KeyHandle, _ value: JSONValue, at time: Duration? = nil) {
+        guard handle.bus == ObjectIdentifier(self) else {
+            publish(handle.key, value, at: time)
+            return
+        }
+        let time = time ?? clock.now()
+        let wakes = state.withLock { $0.publish(keyID: handle.id, value: value, time: time) }
+        if !wakes.isEmpty { perform(wakes) }
+    }
+
+    /// Publishes `value` for `key` only when it differs from the stored value.
+    ///
+    /// Sources use this after re-reading their state, so a gap costs nothing but the re-read.
+    /// - Returns: whether it was published.
+    @discardableResult
+    public func publishIfChanged(_ key: String, _ value: JSONValue, at time: Duration? = nil) -> Bool {
+        let time = time ?? clock.now()
+        let (published, wakes) = state.withLock { state -> (Bool, [Wakeup]) in
+            let id = state.keyID(for: key)
+            if state.keys[Int(id)].value == value { return (false, []) }
+            return (true, state.publish(keyID: id, value: value, time: time))
+        }
+        if !wakes.isEmpty { perform(wakes) }
+        return published
+    }
+
+    /// A handle for `key`, to publish it repeatedly without looking it up each time.
+    public func handle(for key: String) -> KeyHandle {
+        let id = state.withLock { $0.keyID(for: key) }
+        return KeyHandle(key: key, id: id, bus: ObjectIdentifier(self))
+    }
+
+    // MARK: The store
+
+    /// The latest value published for `key`, or `nil` if none was.
+    public func value(forKey key: String) -> JSONValue? {
+        state.withLock { state in
+            state.keyIDs[key].flatMap { state.keys[Int($0)].value }
+        }
+    }
+
+    /// The latest value of every key matching `patterns`, in order of each key's latest event.
+    public func snapshot(matching patterns: [KeyPattern] = [.all]) -> [(key: String, value: JSONValue)] {
+        state.withLock { $0.snapshot(matching: patterns) }.map { ($0.key, $0.value) }
+    }
+
+    // MARK: Subscribing
+
+    /// Subscribes to the keys matching any of `patterns`; iterate the result to receive events.
+    ///
+    /// - Parameters:
+    ///   - patterns: which keys; the default matches all.
+    ///   - policy: what a suspended subscriber receives on resume.
+    ///   - limit: the most entries it holds while suspended (distinct keys; events under `.all`).
+    ///     One more discards them, and on resume it gets `resync` and every current value.
+    ///   - initial: `.current` delivers the current value of every matching key first.
+    ///   - highWaterMark: the backlog length past which an active subscriber that does not keep
+    ///     up has its pending events collapsed per key (bounded by `limit`, like a suspension).
+    ///   - time: the subscribe time, for `initial` values; the clock's time when `nil`.
+    public func subscribe(
+        _ patterns: [KeyPattern] = [.all],
+        policy: DeliveryPolicy = .latest,
+        limit: Int = NotificationBus.defaultLimit,
+        initial: InitialDelivery = .none,
+        highWaterMark: Int = NotificationBus.defaultHighWaterMark,
+        at time: Duration? = nil
+    ) -> Subscription {
+        makeSubscription(patterns, policy, limit, initial, highWaterMark, time, handler: nil)
+    }
+
+    /// Subscribes with a callback instead of an `AsyncSequence`.
+    ///
+    /// `handler` runs in event order, one call at a time, on the thread whose
+    /// publish (or suspend, resume, subscribe) produced the event; keep it short.
+    /// Keep the returned subscription: dropping it cancels the subscription.
+    public func subscribe(
+        _ patterns: [KeyPattern] = [.all],
+        policy: DeliveryPolicy = .latest,
+        limit: Int = NotificationBus.defaultLimit,
+        initial: InitialDelivery = .none,
+        highWaterMark: Int = NotificationBus.defaultHighWaterMark,
+        at time: Duration? = nil,
+        handler: @escaping @Sendable (SubscriptionEvent) -> Void
+    ) -> Subscription {
+        makeSubscription(patterns, policy, limit, initial, highWaterMark, time, handler: handler)
+    }
+
+    private func makeSubscription(
+        _ patterns: [KeyPattern], _ policy: DeliveryPolicy, _ limit: Int, _ initial: InitialDelivery,
+        _ highWaterMark: Int, _ time: Duration?, handler: (@Sendable (SubscriptionEvent) -> Void)?
+    ) -> Subscription {
+        let time = time ?? clock.now()
+        let consumer = Consumer(policy: policy, handler: handler)
+        let (id, wakes) = state.withLock { state -> (Int, [Wakeup]) in
+            let id = state.nextSubscriberID
+            state.nextSubscriberID += 1
+            let core = SubscriberCore(
+                id: id, patterns: patterns, policy: policy, limit: limit,
+                highWaterMark: highWaterMark, consumer: consumer)
+            return (id, state.add(core, initial: initial, time: time))
+        }
+        let subscription = Subscription(
+            bus: self, id: id, patterns: patterns, policy: policy, limit: max(0, limit), consumer: consumer)
+        if !wakes.isEmpty { perform(wakes) }
+        return subscription
+    }
+
+    // MARK: Waking consumers
+
+    func perform(_ wakes: [Wakeup]) {
+        for wake in wakes {
+            switch wake {
+            case .resume(let continuation, let items):
+                continuation.resume(returning: items)
+            case .drain(let id, let consumer):
+                drain(id: id, consumer: consumer)
+            }
+        }
+    }
+
+    /// Runs a callback subscriber's handler until its outbox is empty.
+    private func drain(id: Int, consumer: Consumer) {
+        guard let handler = consumer.handler else { return }
+        while true {
+            let items = state.withLock { state -> [PendingItem]? in
+                guard let core = state.subscribers[id] else { return nil }
+                let items = state.take(core)
+                if items.isEmpty { core.isDraining = false; return nil }
+                return items
+            }
+            guard let items else { return }
+            for event in consumer.events(from: items) { handler(event) }
+        }
+    }
+}
+
+/// A key looked up once, to publish it without a lookup (`NotificationBus.publish(_:_:at:)`).
+public struct KeyHandle: Sendable, Hashable {
+    /// The key.
+    public let key: String
+    let id: Int32
+    let bus: ObjectIdentifier
+}

@@ -1,0 +1,68 @@
+/// The producer side of one subscription. Lives inside `BusState` and is only
+/// touched while the bus lock is held.
+final class SubscriberCore {
+    let id: Int
+    let patterns: [KeyPattern]
+    let policy: DeliveryPolicy
+    let highWaterMark: Int
+    let consumer: Consumer
+
+    var isSuspended = false
+    /// The outbox passed the high-water mark: new events collapse into `hold` until the consumer catches up.
+    var isCongested = false
+    var isCancelled = false
+    var hold: Hold
+    var outbox: [PendingItem] = []
+    /// The consumer task waiting for items, if any.
+    var waiter: CheckedContinuation<[PendingItem]?, Never>?
+    /// A callback drain is under way; events only need enqueueing.
+    var isDraining = false
+
+    init(id: Int, patterns: [KeyPattern], policy: DeliveryPolicy, limit: Int, highWaterMark: Int, consumer: Consumer) {
+        self.id = id
+        self.patterns = patterns
+        self.policy = policy
+        self.highWaterMark = max(1, highWaterMark)
+        self.consumer = consumer
+        self.hold = Hold(coalesces: policy != .all, limit: max(0, limit))
+    }
+
+    /// One published event for a key this subscriber matches.
+    @inline(__always)
+    func receive(
+        keyID: Int32, key: String, value: JSONValue, seq: UInt64, time: Duration, keyCount: Int,
+        wakes: inout [Wakeup]
+    ) {
+        if isSuspended {
+            if policy == .drop { return }
+            hold.add(keyID: keyID, key: key, value: value, seq: seq, time: time, keyCount: keyCount)
+        } else if isCongested {
+            hold.add(keyID: keyID, key: key, value: value, seq: seq, time: time, keyCount: keyCount)
+        } else {
+            outbox.append(.event(HeldEntry(keyID: keyID, key: key, value: value, count: 1, first: time, last: time, seq: seq)))
+            if outbox.count >= highWaterMark { isCongested = true }
+            wake(&wakes)
+        }
+    }
+
+    /// Hands the outbox to a waiting consumer, or starts a callback drain.
+    func wake(_ wakes: inout [Wakeup]) {
+        if let waiter {
+            self.waiter = nil
+            let items = outbox
+            outbox = []
+            wakes.append(.resume(waiter, items))
+        } else if consumer.handler != nil && !isDraining {
+            isDraining = true
+            wakes.append(.drain(id, consumer))
+        }
+    }
+}
+
+/// Work to do once the bus lock is released.
+enum Wakeup: Sendable {
+    /// Resume a waiting consumer with these items (`nil`: the subscription ended).
+    case resume(CheckedContinuation<[PendingItem]?, Never>, [PendingItem]?)
+    /// Run the callback of subscriber `id` until its outbox is empty.
+    case drain(Int, Consumer)
+}

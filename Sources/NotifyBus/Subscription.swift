@@ -1,0 +1,143 @@
+/// One subscriber: an `AsyncSequence` of its events, and the handle to suspend,
+/// resume and cancel it.
+///
+/// While suspended, the events for its keys are held per its `policy`; resuming
+/// delivers a `resumed` mark and the flush. Cancelling it (or the task that
+/// iterates it, or dropping the last reference) ends the sequence and frees
+/// everything it held at once.
+///
+/// A subscription has one consumer: iterate it from one task, or use `poll()`,
+/// or give `subscribe` a handler; not several of these at once.
+public final class Subscription: AsyncSequence, Sendable {
+    public typealias Element = SubscriptionEvent
+    public typealias Failure = Never
+
+    let bus: NotificationBus
+    let consumer: Consumer
+    /// Identifies the subscription within its bus.
+    public let id: Int
+    /// The patterns of the keys it receives.
+    public let patterns: [KeyPattern]
+    /// What it receives for events held while suspended.
+    public let policy: DeliveryPolicy
+    /// The most entries it holds while suspended.
+    public let limit: Int
+
+    init(bus: NotificationBus, id: Int, patterns: [KeyPattern], policy: DeliveryPolicy, limit: Int, consumer: Consumer) {
+        self.bus = bus
+        self.id = id
+        self.patterns = patterns
+        self.policy = policy
+        self.limit = limit
+        self.consumer = consumer
+    }
+
+    deinit {
+        let wakes = bus.state.withLock { $0.remove(id: id) }
+        bus.perform(wakes)
+    }
+
+    /// Suspends it: from now on its events are held (or, under `.drop`, discarded).
+    /// Suspending a suspended subscription does nothing.
+    public func suspend(at time: Duration? = nil) {
+        let time = time ?? bus.clock.now()
+        let wakes = bus.state.withLock { $0.suspend(id: id, time: time) }
+        if !wakes.isEmpty { bus.perform(wakes) }
+    }
+
+    /// Resumes it: one `resumed` mark, then the held events per its policy, before any later event.
+    /// Resuming an active subscription does nothing.
+    public func resume(at time: Duration? = nil) {
+        let time = time ?? bus.clock.now()
+        let wakes = bus.state.withLock { $0.resume(id: id, time: time) }
+        if !wakes.isEmpty { bus.perform(wakes) }
+    }
+
+    /// Ends it: the sequence finishes and what it held is freed.
+    public func cancel() {
+        let wakes = bus.state.withLock { $0.remove(id: id) }
+        if !wakes.isEmpty { bus.perform(wakes) }
+    }
+
+    /// Whether it is suspended.
+    public var isSuspended: Bool {
+        bus.state.withLock { $0.subscribers[id]?.isSuspended ?? false }
+    }
+
+    /// Whether it has been cancelled.
+    public var isCancelled: Bool {
+        bus.state.withLock { $0.subscribers[id] == nil }
+    }
+
+    /// Every event ready now, without waiting (empty when none is, or once cancelled).
+    public func poll() -> [SubscriptionEvent] {
+        guard let items = bus.state.withLock({ $0.take(id: id) }), !items.isEmpty else { return [] }
+        return consumer.events(from: items)
+    }
+
+    /// Waits for the next batch of pending items; `nil` once the subscription has ended.
+    func nextItems() async -> [PendingItem]? {
+        if let ready = bus.state.withLock({ state -> [PendingItem]?? in
+            guard let core = state.subscribers[id] else { return .some(nil) }
+            let items = state.take(core)
+            return items.isEmpty ? .none : .some(items)
+        }) {
+            return ready
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<[PendingItem]?, Never>) in
+                let ready = bus.state.withLock { state -> [PendingItem]?? in
+                    guard let core = state.subscribers[id] else { return .some(nil) }
+                    let items = state.take(core)
+                    if !items.isEmpty { return .some(items) }
+                    core.waiter = continuation
+                    return .none
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        } onCancel: {
+            self.cancel()
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(subscription: self) }
+
+    /// Iterates a subscription's events.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let subscription: Subscription
+        var buffer: [SubscriptionEvent] = []
+        var index = 0
+
+        public mutating func next() async -> SubscriptionEvent? {
+            while index >= buffer.count {
+                guard let items = await subscription.nextItems() else { return nil }
+                buffer = subscription.consumer.events(from: items)
+                index = 0
+            }
+            defer { index += 1 }
+            return buffer[index]
+        }
+    }
+
+    /// Only the notifications, without the lifecycle marks.
+    public var notifications: Notifications { Notifications(subscription: self) }
+
+    /// The notifications of a subscription, as an `AsyncSequence`.
+    public struct Notifications: AsyncSequence, Sendable {
+        public typealias Element = BusNotification
+        public typealias Failure = Never
+        let subscription: Subscription
+
+        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: subscription.makeAsyncIterator()) }
+
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            var base: Subscription.AsyncIterator
+            public mutating func next() async -> BusNotification? {
+                while let event = await base.next() {
+                    if case .notification(let n) = event { return n }
+                }
+                return nil
+            }
+        }
+    }
+}
