@@ -1,0 +1,62 @@
+import Foundation
+import NotifyBus
+
+/// The human output of notifywatch: aligned columns, marked lifecycle lines,
+/// colour only when asked (on a terminal).
+struct HumanFormat {
+    var color: Bool
+    /// Show the subscriber column (when there is more than one subscriber).
+    var showSubscriber: Bool
+    /// Wall-clock time of `t = 0`, to print local times; `nil` prints `+seconds`.
+    var origin: Date?
+    var keyWidth = 28
+    var subscriberWidth = 10
+
+    private static let clockFormat: DateFormatter = {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = .current
+        f.dateFormat = "HH:mm:ss.SSS"
+        return f
+    }()
+
+    func format(seconds: Double, subscriber: String, event: SubscriptionEvent) -> String {
+        var line = paint(timeColumn(seconds), "2") + "  "
+        if showSubscriber { line += pad(subscriber, subscriberWidth) + "  " }
+        switch event {
+        case .notification(let n):
+            line += paint(pad(n.key, keyWidth), "1") + "  " + n.value.jsonText
+            if n.kind != .live {
+                switch n.kind {
+                case .initial: line += "  " + paint("(current)", "2")
+                case .resync: line += "  " + paint("(current, resync)", "2")
+                default: line += "  " + paint("×\(n.coalesced)", "33")
+                }
+                if let previous = n.previous { line += "  " + paint("was \(previous.jsonText)", "2") }
+            }
+        case .suspended:
+            line += paint("⏸ suspended — holding notifications", "36")
+        case .resumed(_, let flushed):
+            line += paint("▶ resumed — \(flushed) flushed", "36")
+        case .resync(_, let reason):
+            line += paint("⟳ resync (\(reason.rawValue)) — every current value follows", "35")
+        }
+        return line
+    }
+
+    func timeColumn(_ seconds: Double) -> String {
+        if let origin {
+            return Self.clockFormat.string(from: origin.addingTimeInterval(seconds))
+        }
+        let text = "+" + String(format: "%.3f", seconds)
+        return String(repeating: " ", count: max(0, 10 - text.count)) + text
+    }
+
+    func pad(_ s: String, _ width: Int) -> String {
+        s.count >= width ? s : s + String(repeating: " ", count: width - s.count)
+    }
+
+    func paint(_ s: String, _ code: String) -> String {
+        color ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s
+    }
+}
