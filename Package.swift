@@ -30,7 +30,7 @@ let package = Package(
         .testTarget(
             name: "NotifyBusLogTests",
             dependencies: ["NotifyBus", "NotifyBusLog"],
-            resources: [.copy("Fixtures")]
+            exclude: ["Fixtures"]
         ),
     ],
     swiftLanguageModes: [.v6]

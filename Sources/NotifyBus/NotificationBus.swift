@@ -37,7 +37,7 @@ public final class NotificationBus: Sendable {
     /// Publishes `value` for `key`: the store keeps it, and every matching subscriber gets it.
     public func publish(_ key: String, _ value: JSONValue, at time: Duration? = nil) {
         let time = time ?? clock.now()
-        let wakes = state.withLock { state in
+        let wakes = withState { state in
             state.publish(keyID: state.keyID(for: key), value: value, time: time)
         }
         if !wakes.isEmpty { perform(wakes) }
@@ -50,7 +50,7 @@ public final class NotificationBus: Sendable {
             return
         }
         let time = time ?? clock.now()
-        let wakes = state.withLock { $0.publish(keyID: handle.id, value: value, time: time) }
+        let wakes = withState { $0.publish(keyID: handle.id, value: value, time: time) }
         if !wakes.isEmpty { perform(wakes) }
     }
 
@@ -61,7 +61,7 @@ public final class NotificationBus: Sendable {
     @discardableResult
     public func publishIfChanged(_ key: String, _ value: JSONValue, at time: Duration? = nil) -> Bool {
         let time = time ?? clock.now()
-        let (published, wakes) = state.withLock { state -> (Bool, [Wakeup]) in
+        let (published, wakes) = withState { state -> (Bool, [Wakeup]) in
             let id = state.keyID(for: key)
             if state.keys[Int(id)].value == value { return (false, []) }
             return (true, state.publish(keyID: id, value: value, time: time))
@@ -72,7 +72,7 @@ public final class NotificationBus: Sendable {
 
     /// A handle for `key`, to publish it repeatedly without looking it up each time.
     public func handle(for key: String) -> KeyHandle {
-        let id = state.withLock { $0.keyID(for: key) }
+        let id = withState { $0.keyID(for: key) }
         return KeyHandle(key: key, id: id, bus: ObjectIdentifier(self))
     }
 
@@ -80,14 +80,14 @@ public final class NotificationBus: Sendable {
 
     /// The latest value published for `key`, or `nil` if none was.
     public func value(forKey key: String) -> JSONValue? {
-        state.withLock { state in
+        withState { state in
             state.keyIDs[key].flatMap { state.keys[Int($0)].value }
         }
     }
 
     /// The latest value of every key matching `patterns`, in order of each key's latest event.
     public func snapshot(matching patterns: [KeyPattern] = [.all]) -> [(key: String, value: JSONValue)] {
-        state.withLock { $0.snapshot(matching: patterns) }.map { ($0.key, $0.value) }
+        withState { $0.snapshot(matching: patterns) }.map { ($0.key, $0.value) }
     }
 
     // MARK: Subscribing
@@ -137,7 +137,7 @@ public final class NotificationBus: Sendable {
     ) -> Subscription {
         let time = time ?? clock.now()
         let consumer = Consumer(policy: policy, handler: handler)
-        let (id, wakes) = state.withLock { state -> (Int, [Wakeup]) in
+        let (id, wakes) = withState { state -> (Int, [Wakeup]) in
             let id = state.nextSubscriberID
             state.nextSubscriberID += 1
             let core = SubscriberCore(
@@ -168,7 +168,7 @@ public final class NotificationBus: Sendable {
     private func drain(id: Int, consumer: Consumer) {
         guard let handler = consumer.handler else { return }
         while true {
-            let items = state.withLock { state -> [PendingItem]? in
+            let items = withState { state -> [PendingItem]? in
                 guard let core = state.subscribers[id] else { return nil }
                 let items = state.take(core)
                 if items.isEmpty { core.isDraining = false; return nil }

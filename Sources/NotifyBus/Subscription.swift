@@ -33,7 +33,7 @@ public final class Subscription: AsyncSequence, Sendable {
     }
 
     deinit {
-        let wakes = bus.state.withLock { $0.remove(id: id) }
+        let wakes = bus.withState { $0.remove(id: id) }
         bus.perform(wakes)
     }
 
@@ -41,7 +41,7 @@ public final class Subscription: AsyncSequence, Sendable {
     /// Suspending a suspended subscription does nothing.
     public func suspend(at time: Duration? = nil) {
         let time = time ?? bus.clock.now()
-        let wakes = bus.state.withLock { $0.suspend(id: id, time: time) }
+        let wakes = bus.withState { $0.suspend(id: id, time: time) }
         if !wakes.isEmpty { bus.perform(wakes) }
     }
 
@@ -49,35 +49,35 @@ public final class Subscription: AsyncSequence, Sendable {
     /// Resuming an active subscription does nothing.
     public func resume(at time: Duration? = nil) {
         let time = time ?? bus.clock.now()
-        let wakes = bus.state.withLock { $0.resume(id: id, time: time) }
+        let wakes = bus.withState { $0.resume(id: id, time: time) }
         if !wakes.isEmpty { bus.perform(wakes) }
     }
 
     /// Ends it: the sequence finishes and what it held is freed.
     public func cancel() {
-        let wakes = bus.state.withLock { $0.remove(id: id) }
+        let wakes = bus.withState { $0.remove(id: id) }
         if !wakes.isEmpty { bus.perform(wakes) }
     }
 
     /// Whether it is suspended.
     public var isSuspended: Bool {
-        bus.state.withLock { $0.subscribers[id]?.isSuspended ?? false }
+        bus.withState { $0.subscribers[id]?.isSuspended ?? false }
     }
 
     /// Whether it has been cancelled.
     public var isCancelled: Bool {
-        bus.state.withLock { $0.subscribers[id] == nil }
+        bus.withState { $0.subscribers[id] == nil }
     }
 
     /// Every event ready now, without waiting (empty when none is, or once cancelled).
     public func poll() -> [SubscriptionEvent] {
-        guard let items = bus.state.withLock({ $0.take(id: id) }), !items.isEmpty else { return [] }
+        guard let items = bus.withState({ $0.take(id: id) }), !items.isEmpty else { return [] }
         return consumer.events(from: items)
     }
 
     /// Waits for the next batch of pending items; `nil` once the subscription has ended.
     func nextItems() async -> [PendingItem]? {
-        if let ready = bus.state.withLock({ state -> [PendingItem]?? in
+        if let ready = bus.withState({ state -> [PendingItem]?? in
             guard let core = state.subscribers[id] else { return .some(nil) }
             let items = state.take(core)
             return items.isEmpty ? .none : .some(items)
@@ -86,7 +86,7 @@ public final class Subscription: AsyncSequence, Sendable {
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<[PendingItem]?, Never>) in
-                let ready = bus.state.withLock { state -> [PendingItem]?? in
+                let ready = bus.withState { state -> [PendingItem]?? in
                     guard let core = state.subscribers[id] else { return .some(nil) }
                     let items = state.take(core)
                     if !items.isEmpty { return .some(items) }

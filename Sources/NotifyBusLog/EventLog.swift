@@ -47,15 +47,26 @@ public struct EventLog: Sendable {
     public static func readPrefix(
         of text: String, file: String = "<log>", skippingBadLines: Bool = false
     ) -> (log: EventLog?, error: EventLogError?) {
+        readPrefix(of: Array(text.utf8), file: file, skippingBadLines: skippingBadLines)
+    }
+
+    /// Reads a log from UTF-8 bytes, as `readPrefix(of:file:skippingBadLines:)` does from text;
+    /// a line that is not valid UTF-8 is a bad line.
+    public static func readPrefix(
+        of bytes: [UInt8], file: String = "<log>", skippingBadLines: Bool = false
+    ) -> (log: EventLog?, error: EventLogError?) {
         var parser = EventLogParser(file: file)
         var entries: [LogEntry] = []
         var skipped: [EventLogError] = []
         var failure: EventLogError?
         var lineNumber = 0
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for bytesOfLine in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             lineNumber += 1
-            do {
-                if let entry = try parser.parse(line: line, number: lineNumber) { entries.append(entry) }
+            do throws(EventLogError) {
+                guard let line = String(validating: bytesOfLine, as: UTF8.self) else {
+                    throw EventLogError(file: file, line: lineNumber, message: "the line is not valid UTF-8")
+                }
+                if let entry = try parser.parse(line: Substring(line), number: lineNumber) { entries.append(entry) }
             } catch {
                 if skippingBadLines && parser.header != nil {
                     skipped.append(error)

@@ -45,21 +45,21 @@ struct Replay: ParsableCommand {
     }
 
     func run() throws {
-        let text: String
+        let bytes: [UInt8]
         let name = file == "-" ? "<stdin>" : file
         if file == "-" {
-            text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            bytes = Array(FileHandle.standardInput.readDataToEndOfFile())
         } else {
             guard let data = FileManager.default.contents(atPath: file) else {
                 printError("cannot read \(file): \(String(cString: strerror(errno)))")
                 throw ExitCode(66)
             }
-            text = String(decoding: data, as: UTF8.self)
+            bytes = Array(data)
         }
 
         let out = OutputStream(fd: STDOUT_FILENO, lineBuffered: realtime || speed != nil)
         // Parse the whole log first, then replay what came before the first bad line.
-        let (parsed, parseError) = EventLog.readPrefix(of: text, file: name, skippingBadLines: skipBadLines)
+        let (parsed, parseError) = EventLog.readPrefix(of: bytes, file: name, skippingBadLines: skipBadLines)
         guard let log = parsed else {
             printError((parseError ?? EventLogError(file: name, line: nil, message: "unreadable")).description)
             throw ExitCode(1)
