@@ -23,19 +23,15 @@ import Testing
         }
     }
 
-    @Test func aBadLogExitsNonZeroNamingFileAndLineAfterWhatCameBefore() throws {
-        let file = Paths.badLogs.appendingPathComponent("unknown-subscriber.jsonl").path
-        let result = try run(Paths.notifywatch, ["replay", file, "--json"])
+    @Test(arguments: [
+        ("unknown-subscriber.jsonl", ":4: no subscriber named \"ghost\""),
+        ("truncated.jsonl", ":3: not valid JSON"),
+    ])
+    func aBadLogExitsNonZeroNamingFileAndLineAfterWhatCameBefore(file: String, message: String) throws {
+        let path = Paths.badLogs.appendingPathComponent(file).path
+        let result = try run(Paths.notifywatch, ["replay", path, "--json"])
         #expect(result.status != 0)
-        #expect(result.stderr.contains("\(file):4: no subscriber named \"ghost\""))
-        #expect(result.stdout.split(separator: "\n").count == 1)
-    }
-
-    @Test func aTruncatedLogExitsNonZero() throws {
-        let file = Paths.badLogs.appendingPathComponent("truncated.jsonl").path
-        let result = try run(Paths.notifywatch, ["replay", file, "--json"])
-        #expect(result.status != 0)
-        #expect(result.stderr.contains("\(file):3: not valid JSON"))
+        #expect(result.stderr.contains(path + message))
         #expect(result.stdout.split(separator: "\n").count == 1)
     }
 
