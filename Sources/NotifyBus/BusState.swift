@@ -21,6 +21,14 @@ struct BusState {
     var seq: UInt64 = 0
     var lastEventTime: Duration = .zero
     var nextSubscriberID = 1
+    /// Journals, which see every publish and lifecycle change (rare: recording).
+    var journals: [JournalCore] = []
+
+    private func journal(_ entry: @autoclosure () -> JournalEntry, _ wakes: inout [Wakeup]) {
+        guard !journals.isEmpty else { return }
+        let entry = entry()
+        for journal in journals { journal.append(entry, &wakes) }
+    }
 
     // MARK: Keys and the store
 
@@ -47,6 +55,7 @@ struct BusState {
             subscriber.receive(
                 keyID: keyID, key: key, value: value, seq: seq, time: time, keyCount: keyCount, wakes: &wakes)
         }
+        journal(.event(key: key, value: value, time: time), &wakes)
         return wakes
     }
 
@@ -76,6 +85,9 @@ struct BusState {
         subscriberOrder.append(subscriber)
         generation &+= 1
         var wakes: [Wakeup] = []
+        journal(.subscribed(
+            id: subscriber.id, patterns: subscriber.patterns, policy: subscriber.policy,
+            limit: subscriber.hold.limit, initial: initial, time: time), &wakes)
         if initial == .current {
             subscriber.outbox.append(.initial(time: time, entries: snapshot(matching: subscriber.patterns)))
             subscriber.wake(&wakes)
@@ -83,18 +95,20 @@ struct BusState {
         return wakes
     }
 
-    mutating func remove(id: Int) -> [Wakeup] {
+    mutating func remove(id: Int, time: Duration) -> [Wakeup] {
         guard let subscriber = subscribers.removeValue(forKey: id) else { return [] }
         subscriberOrder.removeAll { $0 === subscriber }
         generation &+= 1
         subscriber.isCancelled = true
         subscriber.hold.reset()
         subscriber.outbox = []
+        var wakes: [Wakeup] = []
+        journal(.unsubscribed(id: id, time: time), &wakes)
         if let waiter = subscriber.waiter {
             subscriber.waiter = nil
-            return [.resume(waiter, nil)]
+            wakes.append(.resume(waiter, nil))
         }
-        return []
+        return wakes
     }
 
     mutating func suspend(id: Int, time: Duration) -> [Wakeup] {
@@ -103,6 +117,7 @@ struct BusState {
         subscriber.isSuspended = true
         subscriber.outbox.append(.suspended(time))
         var wakes: [Wakeup] = []
+        journal(.suspended(id: id, time: time), &wakes)
         subscriber.wake(&wakes)
         return wakes
     }
@@ -119,6 +134,7 @@ struct BusState {
                 .flush(time: time, entries: subscriber.hold.take(), ordered: !subscriber.hold.coalesces))
         }
         var wakes: [Wakeup] = []
+        journal(.resumed(id: id, time: time), &wakes)
         subscriber.wake(&wakes)
         return wakes
     }

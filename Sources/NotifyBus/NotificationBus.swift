@@ -160,6 +160,8 @@ public final class NotificationBus: Sendable {
                 continuation.resume(returning: items)
             case .drain(let id, let consumer):
                 drain(id: id, consumer: consumer)
+            case .drainJournal(let id, let handler):
+                drainJournal(id: id, handler: handler)
             }
         }
     }

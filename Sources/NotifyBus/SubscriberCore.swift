@@ -65,4 +65,6 @@ enum Wakeup: Sendable {
     case resume(CheckedContinuation<[PendingItem]?, Never>, [PendingItem]?)
     /// Run the callback of subscriber `id` until its outbox is empty.
     case drain(Int, Consumer)
+    /// Run the handler of journal `id` until its outbox is empty.
+    case drainJournal(Int, @Sendable (JournalEntry) -> Void)
 }

@@ -32,10 +32,7 @@ public final class Subscription: AsyncSequence, Sendable {
         self.consumer = consumer
     }
 
-    deinit {
-        let wakes = bus.withState { $0.remove(id: id) }
-        bus.perform(wakes)
-    }
+    deinit { cancel() }
 
     /// Suspends it: from now on its events are held (or, under `.drop`, discarded).
     /// Suspending a suspended subscription does nothing.
@@ -54,8 +51,9 @@ public final class Subscription: AsyncSequence, Sendable {
     }
 
     /// Ends it: the sequence finishes and what it held is freed.
-    public func cancel() {
-        let wakes = bus.withState { $0.remove(id: id) }
+    public func cancel(at time: Duration? = nil) {
+        let time = time ?? bus.clock.now()
+        let wakes = bus.withState { $0.remove(id: id, time: time) }
         if !wakes.isEmpty { bus.perform(wakes) }
     }
 
