@@ -37,3 +37,18 @@ let package = Package(
 )
 
 // Targets of the system sources (udev, D-Bus) are appended below this line.
+
+package.targets += [
+    // libudev, through pkg-config (Debian/Ubuntu: libudev-dev).
+    .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
+    // A thin Swift layer over libudev: context, enumerator, monitor, device. Owns lifetimes, hides C.
+    .target(name: "Udev", dependencies: ["CUdev"]),
+    // epoll, eventfd and timerfd, which Swift's Glibc module does not export.
+    .systemLibrary(name: "CEventLoop"),
+    // An epoll event-loop thread that owns C objects that are not thread-safe (udev, D-Bus).
+    .target(name: "EventLoop", dependencies: ["CEventLoop"]),
+]
+package.products += [
+    .library(name: "Udev", targets: ["Udev"]),
+    .library(name: "EventLoop", targets: ["EventLoop"]),
+]
