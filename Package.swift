@@ -52,3 +52,6 @@ package.products += [
     .library(name: "Udev", targets: ["Udev"]),
     .library(name: "EventLoop", targets: ["EventLoop"]),
 ]
+package.targets += [
+    .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
+]
