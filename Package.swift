@@ -47,11 +47,22 @@ package.targets += [
     .systemLibrary(name: "CEventLoop"),
     // An epoll event-loop thread that owns C objects that are not thread-safe (udev, D-Bus).
     .target(name: "EventLoop", dependencies: ["CEventLoop"]),
+    // The system sources: power supplies from udev (D-Bus sources to follow).
+    .target(name: "NotifyBusSources", dependencies: ["NotifyBus", "Udev", "EventLoop"]),
 ]
 package.products += [
     .library(name: "Udev", targets: ["Udev"]),
     .library(name: "EventLoop", targets: ["EventLoop"]),
+    .library(name: "NotifyBusSources", targets: ["NotifyBusSources"]),
 ]
 package.targets += [
     .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
+]
+package.targets += [
+    // Runs PowerSupplySource in a child process under umockdev's LD_PRELOAD for PowerSupplyTests.
+    .executableTarget(
+        name: "PowerSupplyProbe",
+        dependencies: ["NotifyBus", "NotifyBusSources", "Udev", "EventLoop"],
+        path: "Tests/PowerSupplyProbe"
+    ),
 ]
