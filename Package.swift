@@ -66,3 +66,12 @@ package.targets += [
         path: "Tests/PowerSupplyProbe"
     ),
 ]
+package.targets += [
+    // Real libudev against umockdev test beds (Debian: umockdev libumockdev-dev gir1.2-umockdev-1.0
+    // python3-gi). The tests start PowerSupplyProbe under the preload; plain `swift test` runs them.
+    .testTarget(
+        name: "PowerSupplyTests",
+        dependencies: ["NotifyBus", "NotifyBusSources", "PowerSupplyProbe"],
+        exclude: ["Fixtures"]
+    ),
+]

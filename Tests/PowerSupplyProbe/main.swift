@@ -11,7 +11,11 @@
 //
 // Standard input takes one command per line, each answered by {"type":"ack","command":...}
 // once done: suspend, resume (the subscriber), reread (source.reread(), waited for),
-// overflow (the next receive on the udev monitor fails with ENOBUFS), quit.
+// overflow (the next receive on the udev monitor fails with ENOBUFS), sync, quit.
+//
+// sync is a barrier: a job that runs on the source's loop. A uevent sent before the command was
+// written is handled before the ack: when the loop reads the command, the monitor socket is
+// already readable, so the same epoll round handles it, and the job only runs in a later round.
 //
 // Output lines:
 //   {"type":"notification","key":…,"value":…,"coalesced":…,"previous":…,"kind":…}
@@ -134,6 +138,7 @@ try await withThrowingTaskGroup(of: Void.self) { group in
         case "resume": subscription.resume()
         case "reread": await source.reread()
         case "overflow": faults.failNextReceive(errno: ENOBUFS)
+        case "sync": try? await loop.submit { _ in }
         case "quit":
             emit([("type", "ack"), ("command", "quit")])
             break commandLoop

@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """A umockdev test bed of power_supply devices, driven over stdin/stdout (JSON Lines).
 
-Started by the PowerSupplyTests (Swift). It creates a UMockdev.Testbed, prints
+Started by the PowerSupplyTests (Swift) under umockdev's preload
+(LD_PRELOAD=libumockdev-preload.so.0): umockdev's uevent sender looks the device up
+through libudev, which must see the test bed's /sys. This script binds no uevent socket,
+so it cannot take the events of the process under test (SOURCES.md §6). It creates a UMockdev.Testbed, prints
 {"root": "<dir>"} (the UMOCKDEV_DIR for the process under test), then answers one
 JSON line per request:
 
@@ -12,8 +15,9 @@ JSON line per request:
       device's uevent file and the next uevent carry); "uevent" is optional: without it
       nothing is announced, as with a real battery's silent capacity steps
   {"op": "uevent", "name": "BAT0", "action": "change"}
-  {"op": "remove", "name": "BAT0"}
-      sends the "remove" uevent (umockdev's remove_device sends none), then removes it
+  {"op": "remove", "name": "BAT0", "silent": false}
+      sends the "remove" uevent (umockdev's remove_device sends none), then removes it;
+      with "silent": true, removes it unannounced
   {"op": "quit"}
 
 Each request is answered with {"ok": true} or {"ok": false, "error": "..."}.
@@ -82,7 +86,8 @@ def main():
                     testbed.uevent(devices[name], request["action"])
                 elif op == "remove":
                     path = devices.pop(name)
-                    testbed.uevent(path, "remove")
+                    if not request.get("silent"):
+                        testbed.uevent(path, "remove")
                     testbed.remove_device(path)
                 else:
                     raise ValueError("unknown op %r" % op)
