@@ -185,6 +185,14 @@ final class Probe {
         if process.waitForExit(timeout: .seconds(5)) == nil { kill(process.pid, SIGKILL) }
     }
 
+    /// Asks the probe to quit (it cancels the source's task and shuts its loop down) and
+    /// returns its wait status (0: exited with status 0), or `nil` if it did not exit in time.
+    func quit() -> Int32? {
+        command("quit")
+        process.closeInput()
+        return process.waitForExit(timeout: .seconds(5))
+    }
+
     /// Reads lines until one satisfies `predicate`; returns every line read, that one last.
     /// Records an issue (and returns what it read) if none comes within `timeout`.
     @discardableResult

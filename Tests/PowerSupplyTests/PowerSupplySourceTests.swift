@@ -47,6 +47,8 @@ struct PowerSupplySourceTests {
         // Each device's keys in order: state before level.
         let keys = notes.map(\.key)
         #expect(keys.firstIndex(of: "battery/BAT0/state")! < keys.firstIndex(of: "battery/BAT0/level")!)
+        // Cancelling the source's task ends run(), and the process exits cleanly.
+        #expect(probe.quit() == 0)
     }
 
     @Test func everyKernelStatusMapsOntoTheContractsStates() throws {
