@@ -13,6 +13,7 @@ public enum EventLoopError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The registration or timer is not (or no longer) known to this loop.
     case unknownHandle
 
+    /// What failed, in words (with the system's text for an `errno`).
     public var description: String {
         switch self {
         case .systemCall(let operation, let code):

@@ -6,7 +6,9 @@ import CEventLoop
 /// `.hangup`, which epoll always reports; a handler that sees them should stop watching the
 /// descriptor (deregister or disable it), or the loop keeps calling it.
 public struct IOEvents: OptionSet, Sendable, Hashable, CustomStringConvertible {
+    /// The bits of the set.
     public let rawValue: UInt32
+    /// The set with these bits.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// Data can be read (or a peer closed its end, or a listening socket has a connection). `EPOLLIN`.
@@ -18,6 +20,7 @@ public struct IOEvents: OptionSet, Sendable, Hashable, CustomStringConvertible {
     /// The peer hung up. `EPOLLHUP`; reported without being asked for.
     public static let hangup = IOEvents(rawValue: 1 << 3)
 
+    /// The members' names, e.g. `[readable, hangup]`.
     public var description: String {
         var parts: [String] = []
         if contains(.readable) { parts.append("readable") }

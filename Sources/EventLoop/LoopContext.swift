@@ -143,7 +143,7 @@ public final class LoopContext {
         for id in watched.registrations {
             if let entry = registrations[id], entry.enabled { mask |= entry.interest.epollInterest }
         }
-        let operation: Int32
+        var operation: Int32
         switch (watched.epollMask, mask) {
         case (nil, 0):
             if watched.registrations.isEmpty { descriptors[fd] = nil }
@@ -156,8 +156,14 @@ public final class LoopContext {
         var event = epoll_event()
         event.events = mask
         event.data.u64 = UInt64(UInt32(bitPattern: fd))
-        let result = epoll_ctl(shared.epollFD, operation, fd, &event)
-        let code = errno
+        var result = epoll_ctl(shared.epollFD, operation, fd, &event)
+        var code = errno
+        if result != 0 && code == ENOENT && operation == EPOLL_CTL_MOD {
+            // The descriptor was closed (leaving the set) and its number reused: add it anew.
+            operation = EPOLL_CTL_ADD
+            result = epoll_ctl(shared.epollFD, operation, fd, &event)
+            code = errno
+        }
         if operation == EPOLL_CTL_DEL {
             // ENOENT/EBADF: the descriptor was closed, and so already left the set.
             watched.epollMask = nil

@@ -41,6 +41,7 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The event loop could not be started, or stopped under the source.
     case eventLoop(source: String, reason: String)
 
+    /// The error in words.
     public var description: String {
         switch self {
         case .alreadyRunning(let source): "source \(source) is already running"

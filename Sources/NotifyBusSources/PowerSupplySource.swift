@@ -39,6 +39,12 @@ import Udev
 ///
 /// The libudev objects live on an `EventLoopThread`: the one given to `init` (shared with other
 /// sources), or one the source starts for itself and stops when `run()` returns.
+///
+/// Where no udevd runs (many containers), libudev hands out a monitor that receives nothing
+/// (systemd's libudev does so on purpose, so as not to leak the host's uevents into
+/// containers): the source then still publishes the values at start and on every re-read.
+/// Point it at a umockdev test bed like any libudev client (`LD_PRELOAD=libumockdev-preload.so.0`,
+/// `UMOCKDEV_DIR`).
 public final class PowerSupplySource: NotifyBusSource {
     /// How the source behaves.
     public struct Configuration: Sendable {

@@ -27,6 +27,7 @@ public enum SourceStatus: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// `running`, or the name and the reason, e.g. `unavailable: no power_supply devices`.
     public var description: String {
         reason.map { "\(name): \($0)" } ?? name
     }
