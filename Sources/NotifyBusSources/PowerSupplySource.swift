@@ -72,6 +72,9 @@ public final class PowerSupplySource: NotifyBusSource {
 
     private let sharedLoop: EventLoopThread?
     private let reporter = SourceStatusReporter()
+    /// Whether `run()` is under way (claimed before anything else, so a second call is refused at once).
+    private let isActive = Atomic<Bool>(false)
+    /// Where the watcher lives while it runs, for `reread()`.
     private let running = Mutex<Running?>(nil)
 
     private struct Running: Sendable {
@@ -101,6 +104,10 @@ public final class PowerSupplySource: NotifyBusSource {
     /// - Throws: `SourceError.alreadyRunning` if it is running already; `SourceError.eventLoop`
     ///   when its event loop cannot start or was shut down under it.
     public func run() async throws {
+        guard isActive.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { throw SourceError.alreadyRunning(source: name) }
+        defer { isActive.store(false, ordering: .releasing) }
+
         let key = LoopLocalKey<PowerSupplyWatcher>()
         let loop: EventLoopThread
         do {
@@ -111,15 +118,7 @@ public final class PowerSupplySource: NotifyBusSource {
             throw SourceError.eventLoop(source: name, reason: "\(error)")
         }
         let ownsLoop = sharedLoop == nil
-        let claimed = running.withLock { running -> Bool in
-            guard running == nil else { return false }
-            running = Running(loop: loop, key: key)
-            return true
-        }
-        guard claimed else {
-            if ownsLoop { await loop.shutdown() }
-            throw SourceError.alreadyRunning(source: name)
-        }
+        running.withLock { $0 = Running(loop: loop, key: key) }
 
         let bus = self.bus
         let configuration = self.configuration
