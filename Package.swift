@@ -37,3 +37,36 @@ let package = Package(
 )
 
 // Targets of the system sources (udev, D-Bus) are appended below this line.
+
+// udev power supplies (issue 3).
+package.targets += [
+    // libudev, through pkg-config (Debian/Ubuntu: libudev-dev).
+    .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
+    // A thin Swift layer over libudev: context, enumerator, monitor, device. Owns lifetimes, hides C.
+    .target(name: "Udev", dependencies: ["CUdev"]),
+    // epoll, eventfd and timerfd (and prctl), which Swift's Glibc module does not export.
+    .systemLibrary(name: "CEventLoop"),
+    // An epoll event-loop thread that owns C objects that are not thread-safe (udev, D-Bus).
+    .target(name: "EventLoop", dependencies: ["CEventLoop"]),
+    // The system sources: power supplies from udev (D-Bus sources to follow).
+    .target(name: "NotifyBusSources", dependencies: ["NotifyBus", "Udev", "EventLoop"]),
+    .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
+    // Test helper: runs PowerSupplySource in a child process, under umockdev's LD_PRELOAD.
+    .executableTarget(
+        name: "PowerSupplyProbe",
+        dependencies: ["NotifyBus", "NotifyBusSources", "Udev", "EventLoop"],
+        path: "Tests/PowerSupplyProbe"
+    ),
+    // Real libudev against umockdev test beds (Debian: umockdev libumockdev-dev gir1.2-umockdev-1.0
+    // python3-gi). The tests start PowerSupplyProbe under the preload; plain `swift test` runs them.
+    .testTarget(
+        name: "PowerSupplyTests",
+        dependencies: ["NotifyBus", "NotifyBusSources", "PowerSupplyProbe"],
+        exclude: ["Fixtures"]
+    ),
+]
+package.products += [
+    .library(name: "Udev", targets: ["Udev"]),
+    .library(name: "EventLoop", targets: ["EventLoop"]),
+    .library(name: "NotifyBusSources", targets: ["NotifyBusSources"]),
+]

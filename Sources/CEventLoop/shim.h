@@ -1,0 +1,16 @@
+#ifndef NOTIFYBUS_CEVENTLOOP_SHIM_H
+#define NOTIFYBUS_CEVENTLOOP_SHIM_H
+
+// The Linux readiness and timer interfaces the EventLoop module wraps; Swift's Glibc module
+// does not export them.
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <sys/prctl.h>
+
+/// Names the calling thread (the kernel keeps 15 bytes). prctl is variadic, so Swift cannot call it.
+static inline int notifybus_set_thread_name(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
+}
+
+#endif

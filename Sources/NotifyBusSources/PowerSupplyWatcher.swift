@@ -1,0 +1,189 @@
+import EventLoop
+import NotifyBus
+import Udev
+
+/// The working part of `PowerSupplySource`: owns the libudev objects and lives on the loop thread.
+///
+/// Created, used and released only inside jobs and handlers of one `EventLoopThread`, where it
+/// is kept in the loop's storage (`LoopContext[local:]`); it is not `Sendable` and never leaves
+/// that thread, which is what keeps the libudev objects it owns on one thread.
+final class PowerSupplyWatcher {
+    private let bus: NotificationBus
+    private let configuration: PowerSupplySource.Configuration
+    private let report: @Sendable (SourceStatus) -> Void
+
+    private var udev: UdevContext?
+    private var monitor: UdevMonitor?
+    private var registration: IORegistration?
+    private var timer: LoopTimer?
+    /// The keys published for each device, by name, in publishing order.
+    private var devices: [String: [String]] = [:]
+    /// Why the source cannot watch (no access to udev, a failed socket); sticks once set.
+    private var watchProblem: SourceStatus?
+    /// Why the last scan failed, until one succeeds.
+    private var scanProblem: String?
+
+    /// How many times the state was read in full (start, timer, overflow, `reread()`).
+    private(set) var fullReads = 0
+    /// How many socket overflows were seen.
+    private(set) var overflows = 0
+
+    init(
+        bus: NotificationBus, configuration: PowerSupplySource.Configuration,
+        report: @escaping @Sendable (SourceStatus) -> Void
+    ) {
+        self.bus = bus
+        self.configuration = configuration
+        self.report = report
+    }
+
+    /// Starts watching: monitor first (so nothing falls between the scan and the watch), then
+    /// the scan that publishes the current values, then the re-read timer.
+    func start(in context: LoopContext) {
+        let udev: UdevContext
+        do {
+            udev = try UdevContext()
+        } catch {
+            watchProblem = .failed(reason: "cannot use libudev: \(error)")
+            updateStatus()
+            return
+        }
+        self.udev = udev
+        do {
+            let monitor = try UdevMonitor(context: udev, source: .udev, faults: configuration.faults)
+            try monitor.filter(subsystem: "power_supply")
+            try monitor.enableReceiving()
+            registration = try context.register(fileDescriptor: monitor.fileDescriptor, interest: .readable) {
+                // The context calls this itself, so it is alive; the watcher may be gone.
+                [weak self, unowned context] _ in self?.receive(in: context)
+            }
+            self.monitor = monitor
+        } catch let error as UdevError {
+            watchProblem = .unavailable(reason: "no access to udev events: \(error)")
+            updateStatus()
+            return
+        } catch {
+            watchProblem = .failed(reason: "cannot watch the udev monitor: \(error)")
+            updateStatus()
+            return
+        }
+        rereadAll()
+        if let interval = configuration.rereadInterval, interval > .zero {
+            timer = context.scheduleTimer(after: interval, repeating: interval) { [weak self] in
+                self?.rereadAll()
+            }
+        }
+    }
+
+    /// Stops watching and releases the libudev objects. Published values stay in the store.
+    func stop(in context: LoopContext) {
+        if let registration { context.deregister(registration) }
+        if let timer { context.cancelTimer(timer) }
+        registration = nil
+        timer = nil
+        monitor = nil
+        udev = nil
+    }
+
+    // MARK: Reading
+
+    /// Scans every power_supply device, publishes what differs from the store, and publishes
+    /// `null` for the keys of devices that are gone.
+    func rereadAll() {
+        guard let udev else { return }
+        fullReads += 1
+        let found: [UdevDevice]
+        do {
+            let enumerator = try UdevEnumerator(context: udev)
+            try enumerator.matchSubsystem("power_supply")
+            found = try enumerator.scanDevices()
+            scanProblem = nil
+        } catch {
+            scanProblem = "cannot list power_supply devices: \(error)"
+            updateStatus()
+            return
+        }
+        var seen: Set<String> = []
+        for device in found {
+            seen.insert(device.sysname)
+            apply(device)
+        }
+        for name in devices.keys.sorted() where !seen.contains(name) {
+            deviceWentAway(name)
+        }
+        updateStatus()
+    }
+
+    /// Receives what is queued on the monitor (a bounded batch; epoll calls again if more is left).
+    private func receive(in context: LoopContext) {
+        guard let monitor else { return }
+        for _ in 0..<128 {
+            let reception: UdevMonitor.Reception
+            do {
+                reception = try monitor.receiveDevice()
+            } catch {
+                // The socket is broken: stop watching it, or epoll would call us forever.
+                if let registration { context.deregister(registration) }
+                registration = nil
+                self.monitor = nil
+                watchProblem = .failed(reason: "udev monitor: \(error)")
+                updateStatus()
+                return
+            }
+            switch reception {
+            case .wouldBlock:
+                return
+            case .overflow:
+                // uevents were lost: read everything again; only differences are published.
+                overflows += 1
+                rereadAll()
+            case .device(let device):
+                handle(uevent: device)
+            }
+        }
+    }
+
+    private func handle(uevent device: UdevDevice) {
+        guard device.subsystem == "power_supply" else { return }
+        if device.action == "remove" {
+            deviceWentAway(device.sysname)
+        } else {
+            apply(device)
+        }
+        updateStatus()
+    }
+
+    /// Publishes a device's values (those that differ from the store) and remembers its keys.
+    private func apply(_ device: UdevDevice) {
+        let name = device.sysname
+        guard !name.isEmpty,
+              let reading = PowerSupplyReading(name: name, lookup: { property, attribute in
+                  device.property(property) ?? device.sysattr(attribute)
+              })
+        else { return }
+        var keys = devices[name] ?? []
+        for (key, value) in reading.values {
+            bus.publishIfChanged(key, value)
+            if !keys.contains(key) { keys.append(key) }
+        }
+        devices[name] = keys
+    }
+
+    /// The device went away: each of its keys gets `null`.
+    private func deviceWentAway(_ name: String) {
+        guard let keys = devices.removeValue(forKey: name) else { return }
+        for key in keys { bus.publishIfChanged(key, .null) }
+    }
+
+    private func updateStatus() {
+        if let watchProblem {
+            report(watchProblem)
+        } else if let scanProblem {
+            report(.unavailable(reason: scanProblem))
+        } else if devices.isEmpty {
+            report(.unavailable(reason: "no power_supply devices"))
+        } else {
+            report(.running)
+        }
+    }
+}

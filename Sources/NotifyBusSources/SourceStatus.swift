@@ -1,0 +1,34 @@
+/// What a source is doing, for a CLI or an app to show (CONTRACT.md §3's `source` line).
+///
+/// No hardware and no access are normal conditions, reported as `unavailable`, not errors:
+/// a desktop without a battery runs the power source happily with nothing to publish.
+public enum SourceStatus: Sendable, Hashable, CustomStringConvertible {
+    /// Watching, and publishing what it sees.
+    case running
+    /// Working as designed, but with nothing to watch or no access, e.g. "no power_supply devices".
+    case unavailable(reason: String)
+    /// Stopped by an unexpected error; the reason says which call failed and why.
+    case failed(reason: String)
+
+    /// `"running"`, `"unavailable"` or `"failed"`, as CONTRACT.md §3 prints it.
+    public var name: String {
+        switch self {
+        case .running: "running"
+        case .unavailable: "unavailable"
+        case .failed: "failed"
+        }
+    }
+
+    /// The reason, for `unavailable` and `failed`; `nil` when running.
+    public var reason: String? {
+        switch self {
+        case .running: nil
+        case .unavailable(let reason), .failed(let reason): reason
+        }
+    }
+
+    /// `running`, or the name and the reason, e.g. `unavailable: no power_supply devices`.
+    public var description: String {
+        reason.map { "\(name): \($0)" } ?? name
+    }
+}

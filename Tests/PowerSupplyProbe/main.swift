@@ -1,0 +1,155 @@
+// A test helper: runs PowerSupplySource in its own process (so that umockdev's LD_PRELOAD can
+// sit under libudev) and prints what a subscriber receives as JSON Lines on standard output.
+//
+//   PowerSupplyProbe [--reread-interval SECONDS] [--fd-floor N]
+//
+// --reread-interval  the source's re-read period (default 3600; 0 turns the timer off)
+// --fd-floor         open regular files until descriptors below N are taken, so that this
+//                    process's netlink socket gets a number no other process in the same test
+//                    bed uses (umockdev names each emulated socket after its fd number, and a
+//                    second socket with the same number silently takes the first one's events)
+//
+// Standard input takes one command per line, each answered by {"type":"ack","command":...}
+// once done: suspend, resume (the subscriber), reread (source.reread(), waited for),
+// overflow (the next receive on the udev monitor fails with ENOBUFS), sync, quit.
+//
+// sync is a barrier: a job that runs on the source's loop. A uevent sent before the command was
+// written is handled before the ack: when the loop reads the command, the monitor socket is
+// already readable, so the same epoll round handles it, and the job only runs in a later round.
+//
+// Output lines:
+//   {"type":"notification","key":…,"value":…,"coalesced":…,"previous":…,"kind":…}
+//   {"type":"suspended"}  {"type":"resumed","flushed":N}  {"type":"resync","reason":…}
+//   {"type":"source","source":"power","status":…,"reason":…}
+//   {"type":"ack","command":…}  {"type":"error","message":…}
+
+import EventLoop
+import NotifyBus
+import NotifyBusSources
+import Udev
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func emit(_ members: [(String, JSONValue)]) {
+    let line = Array((JSONValue.object(JSONObject(members)).jsonText + "\n").utf8)
+    line.withUnsafeBytes { bytes in
+        var offset = 0
+        while offset < bytes.count {
+            let n = write(1, bytes.baseAddress! + offset, bytes.count - offset)
+            if n <= 0 { return }
+            offset += n
+        }
+    }
+}
+
+func emit(_ event: SubscriptionEvent) {
+    switch event {
+    case .notification(let n):
+        var members: [(String, JSONValue)] = [
+            ("type", "notification"), ("key", .string(n.key)), ("value", n.value),
+            ("coalesced", .integer(Int64(n.coalesced))),
+        ]
+        if let previous = n.previous { members.append(("previous", previous)) }
+        members.append(("kind", .string("\(n.kind)")))
+        emit(members)
+    case .suspended:
+        emit([("type", "suspended")])
+    case .resumed(_, let flushed):
+        emit([("type", "resumed"), ("flushed", .integer(Int64(flushed)))])
+    case .resync(_, let reason):
+        emit([("type", "resync"), ("reason", .string(reason.rawValue))])
+    }
+}
+
+var rereadInterval: Duration? = .seconds(3600)
+var fdFloor: Int32 = 0
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--reread-interval":
+        let seconds = arguments.popFirst().flatMap(Double.init) ?? 3600
+        rereadInterval = seconds > 0 ? .milliseconds(Int64(seconds * 1000)) : nil
+    case "--fd-floor":
+        fdFloor = arguments.popFirst().flatMap { Int32($0) } ?? 0
+    default:
+        emit([("type", "error"), ("message", .string("unknown argument \(argument)"))])
+        exit(2)
+    }
+}
+
+// Take the low descriptors with regular files (not /dev/null: umockdev's preload tracks /dev
+// descriptors in a small table and aborts when it overflows).
+while fdFloor > 0 {
+    let fd = open(CommandLine.arguments[0], O_RDONLY | O_CLOEXEC)
+    if fd < 0 || fd >= fdFloor - 1 { break }
+}
+
+let bus = NotificationBus()
+let faults = UdevFaultInjector()
+let loop = try EventLoopThread(name: "probe")
+let source = PowerSupplySource(
+    bus: bus, loop: loop, configuration: .init(rereadInterval: rereadInterval, faults: faults))
+let subscription = bus.subscribe(source.keyPatterns) { emit($0) }
+
+// Standard input, read on the loop, as an AsyncStream of lines.
+let (commands, commandInput) = AsyncStream.makeStream(of: String.self)
+_ = fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK)
+try await loop.submit { context in
+    var pending: [UInt8] = []
+    var registration: IORegistration?
+    registration = try? context.register(fileDescriptor: 0, interest: .readable) { _ in
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = read(0, &buffer, buffer.count)
+            if n > 0 {
+                pending += buffer[0..<n]
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    commandInput.yield(String(decoding: pending[..<newline], as: UTF8.self))
+                    pending.removeSubrange(...newline)
+                }
+            } else if n == 0 || (errno != EAGAIN && errno != EINTR) {
+                if let registration { context.deregister(registration) }
+                commandInput.finish()
+                return
+            } else if errno == EAGAIN {
+                return
+            }
+        }
+    }
+    if registration == nil { commandInput.finish() }
+}
+
+try await withThrowingTaskGroup(of: Void.self) { group in
+    group.addTask { try await source.run() }
+    group.addTask {
+        for await status in source.statusUpdates() where status.reason != "not started" {
+            var members: [(String, JSONValue)] = [
+                ("type", "source"), ("source", .string(source.name)), ("status", .string(status.name)),
+            ]
+            if let reason = status.reason { members.append(("reason", .string(reason))) }
+            emit(members)
+        }
+    }
+    commandLoop: for await command in commands {
+        switch command {
+        case "suspend": subscription.suspend()
+        case "resume": subscription.resume()
+        case "reread": await source.reread()
+        case "overflow": faults.failNextReceive(errno: ENOBUFS)
+        case "sync": try? await loop.submit { _ in }
+        case "quit":
+            emit([("type", "ack"), ("command", "quit")])
+            break commandLoop
+        default:
+            emit([("type", "error"), ("message", .string("unknown command \(command)"))])
+            continue commandLoop
+        }
+        emit([("type", "ack"), ("command", .string(command))])
+    }
+    group.cancelAll()
+    try await group.waitForAll()
+}
+subscription.cancel()
+await loop.shutdown()
