@@ -86,7 +86,7 @@ struct BusState {
         generation &+= 1
         var wakes: [Wakeup] = []
         journal(.subscribed(
-            id: subscriber.id, patterns: subscriber.patterns, policy: subscriber.policy,
+            id: subscriber.id, name: subscriber.name, patterns: subscriber.patterns, policy: subscriber.policy,
             limit: subscriber.hold.limit, initial: initial, time: time), &wakes)
         if initial == .current {
             subscriber.outbox.append(.initial(time: time, entries: snapshot(matching: subscriber.patterns)))

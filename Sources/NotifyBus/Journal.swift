@@ -4,8 +4,10 @@ import Synchronization
 public enum JournalEntry: Sendable, Hashable {
     /// `value` was published for `key`.
     case event(key: String, value: JSONValue, time: Duration)
-    /// A subscription appeared.
-    case subscribed(id: Int, patterns: [KeyPattern], policy: DeliveryPolicy, limit: Int, initial: InitialDelivery, time: Duration)
+    /// A subscription appeared (`name` as given to `subscribe`).
+    case subscribed(
+        id: Int, name: String?, patterns: [KeyPattern], policy: DeliveryPolicy, limit: Int,
+        initial: InitialDelivery, time: Duration)
     /// A subscription was suspended (only when it was active).
     case suspended(id: Int, time: Duration)
     /// A subscription was resumed (only when it was suspended).

@@ -102,6 +102,7 @@ public final class NotificationBus: Sendable {
     ///   - initial: `.current` delivers the current value of every matching key first.
     ///   - highWaterMark: the backlog length past which an active subscriber that does not keep
     ///     up has its pending events collapsed per key (bounded by `limit`, like a suspension).
+    ///   - name: a name for logs and journals (`BusRecorder` records only named subscriptions).
     ///   - time: the subscribe time, for `initial` values; the clock's time when `nil`.
     public func subscribe(
         _ patterns: [KeyPattern] = [.all],
@@ -109,9 +110,10 @@ public final class NotificationBus: Sendable {
         limit: Int = NotificationBus.defaultLimit,
         initial: InitialDelivery = .none,
         highWaterMark: Int = NotificationBus.defaultHighWaterMark,
+        name: String? = nil,
         at time: Duration? = nil
     ) -> Subscription {
-        makeSubscription(patterns, policy, limit, initial, highWaterMark, time, handler: nil)
+        makeSubscription(patterns, policy, limit, initial, highWaterMark, name, time, handler: nil)
     }
 
     /// Subscribes with a callback instead of an `AsyncSequence`.
@@ -125,15 +127,17 @@ public final class NotificationBus: Sendable {
         limit: Int = NotificationBus.defaultLimit,
         initial: InitialDelivery = .none,
         highWaterMark: Int = NotificationBus.defaultHighWaterMark,
+        name: String? = nil,
         at time: Duration? = nil,
         handler: @escaping @Sendable (SubscriptionEvent) -> Void
     ) -> Subscription {
-        makeSubscription(patterns, policy, limit, initial, highWaterMark, time, handler: handler)
+        makeSubscription(patterns, policy, limit, initial, highWaterMark, name, time, handler: handler)
     }
 
     private func makeSubscription(
         _ patterns: [KeyPattern], _ policy: DeliveryPolicy, _ limit: Int, _ initial: InitialDelivery,
-        _ highWaterMark: Int, _ time: Duration?, handler: (@Sendable (SubscriptionEvent) -> Void)?
+        _ highWaterMark: Int, _ name: String?, _ time: Duration?,
+        handler: (@Sendable (SubscriptionEvent) -> Void)?
     ) -> Subscription {
         let time = time ?? clock.now()
         let consumer = Consumer(policy: policy, handler: handler)
@@ -141,12 +145,13 @@ public final class NotificationBus: Sendable {
             let id = state.nextSubscriberID
             state.nextSubscriberID += 1
             let core = SubscriberCore(
-                id: id, patterns: patterns, policy: policy, limit: limit,
+                id: id, name: name, patterns: patterns, policy: policy, limit: limit,
                 highWaterMark: highWaterMark, consumer: consumer)
             return (id, state.add(core, initial: initial, time: time))
         }
         let subscription = Subscription(
-            bus: self, id: id, patterns: patterns, policy: policy, limit: max(0, limit), consumer: consumer)
+            bus: self, id: id, name: name, patterns: patterns, policy: policy, limit: max(0, limit),
+            consumer: consumer)
         if !wakes.isEmpty { perform(wakes) }
         return subscription
     }

@@ -2,6 +2,7 @@
 /// touched while the bus lock is held.
 final class SubscriberCore {
     let id: Int
+    let name: String?
     let patterns: [KeyPattern]
     let policy: DeliveryPolicy
     let highWaterMark: Int
@@ -18,8 +19,12 @@ final class SubscriberCore {
     /// A callback drain is under way; events only need enqueueing.
     var isDraining = false
 
-    init(id: Int, patterns: [KeyPattern], policy: DeliveryPolicy, limit: Int, highWaterMark: Int, consumer: Consumer) {
+    init(
+        id: Int, name: String?, patterns: [KeyPattern], policy: DeliveryPolicy, limit: Int, highWaterMark: Int,
+        consumer: Consumer
+    ) {
         self.id = id
+        self.name = name
         self.patterns = patterns
         self.policy = policy
         self.highWaterMark = max(1, highWaterMark)

@@ -16,6 +16,8 @@ public final class Subscription: AsyncSequence, Sendable {
     let consumer: Consumer
     /// Identifies the subscription within its bus.
     public let id: Int
+    /// The name given to `subscribe`, if any.
+    public let name: String?
     /// The patterns of the keys it receives.
     public let patterns: [KeyPattern]
     /// What it receives for events held while suspended.
@@ -23,9 +25,13 @@ public final class Subscription: AsyncSequence, Sendable {
     /// The most entries it holds while suspended.
     public let limit: Int
 
-    init(bus: NotificationBus, id: Int, patterns: [KeyPattern], policy: DeliveryPolicy, limit: Int, consumer: Consumer) {
+    init(
+        bus: NotificationBus, id: Int, name: String?, patterns: [KeyPattern], policy: DeliveryPolicy, limit: Int,
+        consumer: Consumer
+    ) {
         self.bus = bus
         self.id = id
+        self.name = name
         self.patterns = patterns
         self.policy = policy
         self.limit = limit

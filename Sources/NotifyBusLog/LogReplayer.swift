@@ -37,7 +37,7 @@ public final class LogReplayer {
             return false
         }
         if !hasSubscribe {
-            subscribers.append(("default", bus.subscribe(at: .zero)))
+            subscribers.append(("default", bus.subscribe(name: "default", at: .zero)))
         }
     }
 
@@ -71,7 +71,7 @@ public final class LogReplayer {
             }
             let subscription = bus.subscribe(
                 s.match, policy: s.policy, limit: s.limit ?? NotificationBus.defaultLimit,
-                initial: s.initial, at: time)
+                initial: s.initial, name: s.subscriber, at: time)
             subscribers.append((s.subscriber, subscription))
         case .suspend(let name):
             try existing(name, entry).suspend(at: time)

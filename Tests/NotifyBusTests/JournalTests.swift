@@ -9,7 +9,7 @@ import Testing
         let entries = Mutex<[JournalEntry]>([])
         let journal = bus.journal { entry in entries.withLock { $0.append(entry) } }
         bus.publish("a", 1, at: .s(1))
-        let sub = bus.subscribe(["a"], policy: .changed, limit: 7, initial: .current, at: .s(2))
+        let sub = bus.subscribe(["a"], policy: .changed, limit: 7, initial: .current, name: "app", at: .s(2))
         sub.suspend(at: .s(3))
         sub.suspend(at: .s(4))  // no change: no entry
         bus.publish("a", 2, at: .s(5))
@@ -19,7 +19,7 @@ import Testing
         bus.publish("a", 3, at: .s(8))
         #expect(entries.withLock { $0 } == [
             .event(key: "a", value: 1, time: .s(1)),
-            .subscribed(id: sub.id, patterns: ["a"], policy: .changed, limit: 7, initial: .current, time: .s(2)),
+            .subscribed(id: sub.id, name: "app", patterns: ["a"], policy: .changed, limit: 7, initial: .current, time: .s(2)),
             .suspended(id: sub.id, time: .s(3)),
             .event(key: "a", value: 2, time: .s(5)),
             .resumed(id: sub.id, time: .s(6)),
