@@ -20,7 +20,7 @@ let package = Package(
         .executableTarget(
             name: "notifywatch",
             dependencies: [
-                "NotifyBus", "NotifyBusLog",
+                "NotifyBus", "NotifyBusLog", "NotifyBusSources", "EventLoop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -37,6 +37,7 @@ let package = Package(
 )
 
 // Targets of the system sources (udev, D-Bus) are appended below this line.
+
 
 // udev power supplies (issue 3).
 package.targets += [

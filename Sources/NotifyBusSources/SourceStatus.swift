@@ -10,6 +10,9 @@ public enum SourceStatus: Sendable, Hashable, CustomStringConvertible {
     /// Stopped by an unexpected error; the reason says which call failed and why.
     case failed(reason: String)
 
+    /// What a source reports before its `run()` has looked at anything.
+    public static let notStarted = SourceStatus.unavailable(reason: "not started")
+
     /// `"running"`, `"unavailable"` or `"failed"`, as CONTRACT.md §3 prints it.
     public var name: String {
         switch self {

@@ -16,7 +16,7 @@ public final class SourceStatusReporter: Sendable {
     private let state: Mutex<State>
 
     /// Creates a reporter with `initial` as the current status.
-    public init(initial: SourceStatus = .unavailable(reason: "not started")) {
+    public init(initial: SourceStatus = .notStarted) {
         state = Mutex(State(current: initial))
     }
 

@@ -1,19 +1,20 @@
 import ArgumentParser
 
 @main
-struct NotifyWatch: ParsableCommand {
+struct NotifyWatch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notifywatch",
         abstract: "Watch system notifications, coalesced per key while suspended.",
         discussion: """
-            Replay an event log (CONTRACT format version 1) and print the notifications
-            each subscriber receives:
+            Watch live (the default), list the sources, or replay an event log:
 
+              notifywatch                                   watch everything; Ctrl-Z suspends, fg resumes
+              notifywatch 'battery/**' orientation --json   watch some keys, as JSON lines
+              notifywatch sources                           what can run here, and its keys
               notifywatch replay Examples/logs/background-rotation.jsonl
-              notifywatch replay Examples/logs/policies.jsonl --json | jq .
-              notifywatch replay recording.jsonl --realtime
             """,
         version: "0.1.0",
-        subcommands: [Replay.self]
+        subcommands: [Watch.self, Sources.self, Replay.self],
+        defaultSubcommand: Watch.self
     )
 }

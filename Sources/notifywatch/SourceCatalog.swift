@@ -1,0 +1,60 @@
+import EventLoop
+import NotifyBus
+import NotifyBusSources
+
+/// The built-in sources notifywatch can run, by name.
+enum SourceCatalog {
+    /// Where the D-Bus sources connect; `nil` means the standard environment variables.
+    struct Buses {
+        var system: String?
+        var session: String?
+    }
+
+    /// Every source name, in the order they are started and listed.
+    static let names = ["power"]
+
+    /// The key patterns each source publishes, without starting it.
+    static func keyPatterns(of name: String) -> [KeyPattern] {
+        switch name {
+        case "power": ["battery/*/state", "battery/*/level", "power/*/online"]
+        default: []
+        }
+    }
+
+    /// Makes the named sources, publishing to `bus`, sharing `loop`.
+    static func make(_ names: [String], bus: NotificationBus, loop: EventLoopThread, buses: Buses) -> [any NotifyBusSource] {
+        names.compactMap { name -> (any NotifyBusSource)? in
+            switch name {
+            case "power": PowerSupplySource(bus: bus, loop: loop)
+            default: nil
+            }
+        }
+    }
+
+    /// The sources chosen by `--source` (only these) and `--no-source` (all but these).
+    static func select(only: [String], except: [String]) throws -> [String] {
+        for name in only + except where !names.contains(name) {
+            throw CLIError("unknown source \"\(name)\" (the sources are: \(names.joined(separator: ", ")))")
+        }
+        return names.filter { (only.isEmpty || only.contains($0)) && !except.contains($0) }
+    }
+}
+
+extension NotifyBusSource {
+    /// The first status `run()` reports, or the current one after `timeout`.
+    func firstStatus(timeout: Duration) async -> SourceStatus {
+        await withTaskGroup(of: SourceStatus?.self) { group in
+            group.addTask {
+                for await status in self.statusUpdates() where status != .notStarted { return status }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? self.status
+        }
+    }
+}

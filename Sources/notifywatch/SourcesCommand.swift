@@ -1,0 +1,56 @@
+import ArgumentParser
+import EventLoop
+import NotifyBus
+import NotifyBusSources
+
+struct Sources: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List each source, its status here, and the keys it publishes.",
+        discussion: """
+            Starts each source just long enough to see whether it can run, then stops it.
+
+            Examples:
+              notifywatch sources
+              notifywatch sources --json
+            """
+    )
+
+    @Flag(help: "Print one JSON object per source.")
+    var json = false
+
+    @Option(name: .customLong("system-bus"), help: "D-Bus system bus address (default: $DBUS_SYSTEM_BUS_ADDRESS).")
+    var systemBus: String?
+
+    @Option(name: .customLong("session-bus"), help: "D-Bus session bus address (default: $DBUS_SESSION_BUS_ADDRESS).")
+    var sessionBus: String?
+
+    func run() async throws {
+        let bus = NotificationBus()
+        let loop = try EventLoopThread(name: "notifywatch-sources")
+        let sources = SourceCatalog.make(
+            SourceCatalog.names, bus: bus, loop: loop, buses: SourceCatalog.Buses(system: systemBus, session: sessionBus))
+        let out = OutputStream(fd: 1, lineBuffered: true)
+        for source in sources {
+            let status = await withThrowingTaskGroup(of: Void.self) { group -> SourceStatus in
+                group.addTask { try await source.run() }
+                let status = await source.firstStatus(timeout: .seconds(5))
+                group.cancelAll()
+                return status
+            }
+            let keys = source.keyPatterns.map(\.text)
+            if json {
+                var object: JSONObject = ["type": "source", "source": .string(source.name), "status": .string(status.name)]
+                if let reason = status.reason { object["reason"] = .string(reason) }
+                object["keys"] = .array(keys.map { .string($0) })
+                out.line(JSONValue.object(object).jsonText)
+            } else {
+                let state = status.reason.map { "\(status.name) (\($0))" } ?? status.name
+                out.line(source.name.padding(toLength: 10, withPad: " ", startingAt: 0)
+                    + state.padding(toLength: max(40, state.count + 2), withPad: " ", startingAt: 0)
+                    + keys.joined(separator: " "))
+            }
+        }
+        out.flush()
+        await loop.shutdown()
+    }
+}

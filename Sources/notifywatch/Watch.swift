@@ -1,0 +1,179 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import EventLoop
+import Foundation
+import NotifyBus
+import NotifyBusLog
+import NotifyBusSources
+
+struct Watch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Watch the system's notifications live (the default command).",
+        discussion: """
+            Starts every source that can run here, prints a `source` line for each, then the
+            current value of every key, then each notification as it comes.
+
+            Suspend and resume the watcher as an app would be:
+              kill -USR1 PID     suspend: notifications are held, collapsed per key
+              kill -USR2 PID     resume: one notification per key that changed, with ×N
+              Ctrl-Z, then fg    suspend and stop; on fg the sources re-read, then resume
+            Ctrl-C or SIGTERM ends it (exit status 0).
+
+            Examples:
+              notifywatch
+              notifywatch 'battery/**' orientation --policy changed
+              notifywatch --json | jq -c 'select(.type == "notification")'
+              notifywatch --record session.jsonl      (then: notifywatch replay session.jsonl)
+              notifywatch --source power --no-initial
+            """
+    )
+
+    @Argument(help: "Key patterns to watch (`*` one segment, `**` any number); default: everything.")
+    var patterns: [String] = []
+
+    @Flag(help: "Print one JSON object per line (CONTRACT.md §3), flushed line by line.")
+    var json = false
+
+    @Option(help: "What a resume delivers: latest, changed, all or drop.")
+    var policy: DeliveryPolicy = .latest
+
+    @Option(help: "The most keys (events under --policy all) held while suspended; past it, a resync.")
+    var limit: Int = NotificationBus.defaultLimit
+
+    @Flag(help: "Do not print the current values at start.")
+    var noInitial = false
+
+    @Option(name: .customLong("source"), help: "Run only this source (repeatable): \(SourceCatalog.names.joined(separator: ", ")).")
+    var onlySources: [String] = []
+
+    @Option(name: .customLong("no-source"), help: "Do not run this source (repeatable).")
+    var exceptSources: [String] = []
+
+    @Option(name: .customLong("system-bus"), help: "D-Bus system bus address (default: $DBUS_SYSTEM_BUS_ADDRESS).")
+    var systemBus: String?
+
+    @Option(name: .customLong("session-bus"), help: "D-Bus session bus address (default: $DBUS_SESSION_BUS_ADDRESS).")
+    var sessionBus: String?
+
+    @Option(help: "Also write an event log of everything published, and the suspends and resumes, to FILE.")
+    var record: String?
+
+    @Flag(help: "Exit with status 69 instead of watching when no source is available.")
+    var exitIfUnavailable = false
+
+    @Option(help: "Colour the human output: auto (on a terminal), always, never.")
+    var color: Replay.ColorChoice = .auto
+
+    /// The watcher's name in output and recordings.
+    static let subscriberName = "notifywatch"
+
+    func validate() throws {
+        if limit < 0 { throw ValidationError("--limit must be 0 or more") }
+        do { _ = try SourceCatalog.select(only: onlySources, except: exceptSources) } catch {
+            throw ValidationError("\(error)")
+        }
+    }
+
+    func run() async throws {
+        let names = try SourceCatalog.select(only: onlySources, except: exceptSources)
+        let bus = NotificationBus()
+        let origin = Date()
+        let useColor = color == .always
+            || (color == .auto && isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil)
+        let output = LiveOutput(json: json, color: useColor, subscriber: Self.subscriberName, origin: origin)
+
+        let recorder: BusRecorder?
+        if let record {
+            do {
+                let writer = try EventLogWriter(path: record, metadata: [
+                    "recorded": .string(LiveOutput.rfc3339(origin)),
+                    "host": .string(ProcessInfo.processInfo.hostName),
+                    "sources": .array(names.map { .string($0) }),
+                ])
+                recorder = BusRecorder(bus: bus, writer: writer)
+            } catch {
+                printError(error.description)
+                throw ExitCode(73)
+            }
+        } else {
+            recorder = nil
+        }
+
+        let loop = try EventLoopThread(name: "notifywatch")
+        let listener = try SignalListener([SIGUSR1, SIGUSR2, SIGTSTP, SIGCONT, SIGINT, SIGTERM], loop: loop)
+        let sources = SourceCatalog.make(
+            names, bus: bus, loop: loop, buses: SourceCatalog.Buses(system: systemBus, session: sessionBus))
+
+        let exitCode: Int32 = await withTaskGroup(of: Void.self) { group in
+            for source in sources {
+                group.addTask {
+                    do { try await source.run() } catch {
+                        output.source(source.name, .failed(reason: "\(error)"), at: bus.clock.now())
+                    }
+                }
+            }
+            // Each source's first status, then the current values, then live notifications.
+            var statuses: [SourceStatus] = []
+            for source in sources {
+                let status = await source.firstStatus(timeout: .seconds(5))
+                statuses.append(status)
+                output.source(source.name, status, at: bus.clock.now())
+            }
+            if !statuses.contains(.running) {
+                let why = zip(sources, statuses).map { "\($0.name): \($1.reason ?? $1.name)" }.joined(separator: "; ")
+                let what = sources.isEmpty ? "no source was chosen" : "no source is available here (\(why))"
+                if exitIfUnavailable {
+                    printError(what)
+                    group.cancelAll()
+                    return 69
+                }
+                printError("\(what); watching anyway (--exit-if-unavailable exits instead)")
+            }
+            for source in sources {
+                group.addTask {
+                    var first = true
+                    for await status in source.statusUpdates() {
+                        if first { first = false; continue }  // already printed
+                        output.source(source.name, status, at: bus.clock.now())
+                    }
+                }
+            }
+
+            let watcher = bus.subscribe(
+                patterns.isEmpty ? [.all] : patterns.map { KeyPattern($0) }, policy: policy, limit: limit,
+                initial: noInitial ? .none : .current, name: Self.subscriberName
+            ) { event in output.event(event) }
+
+            signals: for await signal in listener.signals {
+                switch signal {
+                case SIGUSR1:
+                    watcher.suspend()
+                case SIGUSR2:
+                    watcher.resume()
+                case SIGTSTP:
+                    watcher.suspend()
+                    kill(getpid(), SIGSTOP)  // really stop; SIGCONT brings us back
+                case SIGCONT:
+                    for source in sources { await source.reread() }
+                    watcher.resume()
+                default:  // SIGINT, SIGTERM
+                    break signals
+                }
+            }
+            watcher.cancel()
+            group.cancelAll()
+            return 0
+        }
+        recorder?.finish()
+        await loop.shutdown()
+        if let failure = recorder?.failure {
+            printError("the recording is incomplete: \(failure)")
+            throw ExitCode(74)
+        }
+        if exitCode != 0 { throw ExitCode(exitCode) }
+    }
+}
+
+extension DeliveryPolicy: ExpressibleByArgument {}
