@@ -5,6 +5,11 @@ import PackageDescription
 /// One executable per benchmark suite, each in Benchmarks/<Name>/ (the layout the plugin expects).
 let benchmarkTargets = [
     "SuspendedPublish",
+    "ActivePublish",
+    "Latency",
+    "Flush",
+    "Memory",
+    "FanOut",
 ]
 
 let package = Package(
