@@ -29,6 +29,13 @@ let package = Package(
             path: "Benchmarks/\(name)",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         )
-    },
+    } + [
+        // A plain loop over one scenario, to run under a profiler (valgrind --tool=callgrind, perf).
+        .executableTarget(
+            name: "Profile",
+            dependencies: [.product(name: "NotifyBus", package: "NotifyBus")],
+            path: "Profile"
+        ),
+    ],
     swiftLanguageModes: [.v6]
 )
