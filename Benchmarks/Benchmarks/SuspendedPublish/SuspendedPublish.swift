@@ -2,6 +2,9 @@
 //   publish by key      vs `Mutex<[String: Int]>` upsert over the same 100 keys   (target ≤ 1.5×)
 //   publish by handle   vs a bare `Mutex` lock/unlock                              (target ≤ 2.5×)
 // Each sample is 1000 publishes (scalingFactor .kilo), so the median in µs is ns per publish.
+// Two more, for the analysis: publish by handle with the time given (`at:`, as a replay does, so
+// no clock is read), and the clock read alone (`BusClock.continuous().now()`), which every
+// publish without `at:` pays.
 import Benchmark
 import NotifyBus
 import Synchronization
@@ -70,6 +73,32 @@ let benchmarks: @Sendable () -> Void = {
         }
         benchmark.stopMeasurement()
         blackHole(subscription)
+    }
+
+    Benchmark("publish suspended by handle, time given (ours, no clock read)") { benchmark in
+        let bus = NotificationBus()
+        let subscription = bus.subscribe(["**"], policy: .latest)
+        subscription.suspend()
+        let handles = keys.map { bus.handle(for: $0) }
+        for handle in handles { bus.publish(handle, .integer(0), at: .zero) }
+        let time = Duration.seconds(1)
+        benchmark.startMeasurement()
+        for i in benchmark.scaledIterations {
+            bus.publish(handles[i % 100], .integer(Int64(i)), at: time)
+        }
+        benchmark.stopMeasurement()
+        blackHole(subscription)
+    }
+
+    Benchmark("clock read (BusClock.continuous().now())") { benchmark in
+        let clock = BusClock.continuous()
+        var sum = Duration.zero
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            sum += clock.now()
+        }
+        benchmark.stopMeasurement()
+        blackHole(sum)
     }
 
     Benchmark("publish suspended by handle (anchor: Mutex lock/unlock)") { benchmark in
