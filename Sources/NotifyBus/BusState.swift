@@ -7,7 +7,11 @@ struct BusState {
         var seq: UInt64 = 0
         var time: Duration = .zero
         /// Subscribers whose patterns match the key, valid while `routeGeneration == generation`.
-        var routes: [SubscriberCore] = []
+        ///
+        /// Unretained: `subscribers` owns them, and every removal changes `generation`, so a route
+        /// list is only used while all its subscribers are alive. Retaining each one per publish
+        /// costs an atomic increment and decrement, more than the rest of a publish to it.
+        var routes: [Unmanaged<SubscriberCore>] = []
         var routeGeneration = -1
     }
 
@@ -44,16 +48,24 @@ struct BusState {
         seq &+= 1
         lastEventTime = time
         let index = Int(keyID)
-        keys[index].value = value
-        keys[index].seq = seq
-        keys[index].time = time
         if keys[index].routeGeneration != generation { route(index) }
-        var wakes: [Wakeup] = []
+        let seq = self.seq
         let keyCount = keys.count
-        let key = keys[index].key
-        for subscriber in keys[index].routes {
-            subscriber.receive(
-                keyID: keyID, key: key, value: value, seq: seq, time: time, keyCount: keyCount, wakes: &wakes)
+        var wakes: [Wakeup] = []
+        // Through a buffer pointer and by index, so the record is borrowed where it is stored: a
+        // `for route in keys[index].routes` copies (retains and releases) the routes array.
+        keys.withUnsafeMutableBufferPointer { keys in
+            keys[index].value = value
+            keys[index].seq = seq
+            keys[index].time = time
+            let routeCount = keys[index].routes.count
+            for r in 0..<routeCount {
+                keys[index].routes[r]._withUnsafeGuaranteedRef { subscriber in
+                    subscriber.receive(
+                        keyID: keyID, key: { keys[index].key }, value: value, seq: seq, time: time,
+                        keyCount: keyCount, wakes: &wakes)
+                }
+            }
         }
         journal(.event(key: key, value: value, time: time), &wakes)
         return wakes
@@ -61,7 +73,7 @@ struct BusState {
 
     private mutating func route(_ index: Int) {
         let key = keys[index].key
-        keys[index].routes = subscriberOrder.filter { $0.patterns.anyMatches(key) }
+        keys[index].routes = subscriberOrder.filter { $0.patterns.anyMatches(key) }.map(Unmanaged.passUnretained)
         keys[index].routeGeneration = generation
     }
 

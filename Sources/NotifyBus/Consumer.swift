@@ -20,26 +20,28 @@ final class Consumer: Sendable {
 
 struct Materializer {
     let policy: DeliveryPolicy
-    /// The value last received per key ID.
-    var lastReceived: [Int32: JSONValue] = [:]
+    /// The value last received per key: `lastReceived[slotOfKey[keyID]]`, a slot table indexed by
+    /// key ID as in `Hold` (-1: none yet), so a lookup is two array accesses and no hashing.
+    private var slotOfKey: [Int32] = []
+    private var lastReceived: [JSONValue] = []
 
     init(policy: DeliveryPolicy) { self.policy = policy }
 
     mutating func events(from items: [PendingItem]) -> [SubscriptionEvent] {
         var out: [SubscriptionEvent] = []
-        out.reserveCapacity(items.count)
+        out.reserveCapacity(items.reduce(0) { $0 + $1.eventCapacity })
         for item in items {
             switch item {
             case .event(let e):
-                deliver(e, coalesced: 1, time: e.last, kind: .live, into: &out)
+                deliver(CollectionOfOne(e), 0, coalesced: 1, time: e.last, kind: .live, into: &out)
             case .suspended(let time):
                 out.append(.suspended(time: time))
             case .flush(let time, let entries, let ordered):
                 let mark = out.count
                 out.append(.resumed(time: time, flushed: 0))
                 var flushed = 0
-                for e in Self.inEventOrder(entries, ordered: ordered)
-                where deliver(e, coalesced: e.count, time: time, kind: .flushed, into: &out) {
+                for i in Self.eventOrder(entries, ordered: ordered)
+                where deliver(entries, i, coalesced: entries[i].count, time: time, kind: .flushed, into: &out) {
                     flushed += 1
                 }
                 out[mark] = .resumed(time: time, flushed: flushed)
@@ -48,37 +50,77 @@ struct Materializer {
                 if afterResume { out.append(.resumed(time: time, flushed: 0)) }
                 out.append(.resync(time: time, reason: .limit))
                 var flushed = 0
-                for e in entries where deliver(e, coalesced: 0, time: time, kind: .resync, into: &out) {
+                for i in entries.indices where deliver(entries, i, coalesced: 0, time: time, kind: .resync, into: &out) {
                     flushed += 1
                 }
                 if afterResume { out[mark] = .resumed(time: time, flushed: flushed) }
             case .initial(let time, let entries):
-                for e in entries { deliver(e, coalesced: 0, time: time, kind: .initial, into: &out) }
+                for i in entries.indices { deliver(entries, i, coalesced: 0, time: time, kind: .initial, into: &out) }
             case .collapsed(let entries, let ordered):
-                for e in Self.inEventOrder(entries, ordered: ordered) {
-                    deliver(e, coalesced: e.count, time: e.last, kind: .collapsed, into: &out)
+                for i in Self.eventOrder(entries, ordered: ordered) {
+                    deliver(entries, i, coalesced: entries[i].count, time: entries[i].last, kind: .collapsed, into: &out)
                 }
             }
         }
         return out
     }
 
-    private static func inEventOrder(_ entries: [HeldEntry], ordered: Bool) -> [HeldEntry] {
-        ordered ? entries : entries.sorted { $0.seq < $1.seq }
+    /// The indices of `entries` in event order (by `seq`).
+    ///
+    /// Indices rather than a sorted copy of the entries: copying an entry retains its key and
+    /// value, and they are often in order already (each key published once), which costs one pass.
+    private static func eventOrder(_ entries: [HeldEntry], ordered: Bool) -> [Int] {
+        var order = Array(entries.indices)
+        if ordered { return order }
+        var sorted = true
+        for i in entries.indices.dropFirst() where entries[i - 1].seq > entries[i].seq {
+            sorted = false
+            break
+        }
+        if !sorted { order.sort { entries[$0].seq < entries[$1].seq } }
+        return order
     }
 
-    /// Appends a notification unless `changed` filters it; returns whether it did.
+    /// Appends a notification for `entries[i]` unless `changed` filters it; returns whether it did.
+    ///
+    /// It takes the collection and an index rather than the entry, and reads the entry's fields
+    /// only where they are stored, after every change to `self`: given the entry itself, the
+    /// compiler copies all of it first (a retain and a release of its key and value per entry).
     @discardableResult
-    private mutating func deliver(
-        _ e: HeldEntry, coalesced: Int, time: Duration, kind: BusNotification.Kind,
+    private mutating func deliver<Entries: RandomAccessCollection<HeldEntry>>(
+        _ entries: Entries, _ i: Entries.Index, coalesced: Int, time: Duration, kind: BusNotification.Kind,
         into out: inout [SubscriptionEvent]
     ) -> Bool {
-        let previous = lastReceived[e.keyID]
-        if policy == .changed, let previous, previous == e.value { return false }
+        let index = Int(entries[i].keyID)
+        if index >= slotOfKey.count {
+            slotOfKey.append(contentsOf: repeatElement(-1, count: index + 1 - slotOfKey.count))
+        }
+        let slot = Int(slotOfKey[index])
+        // Not `nil`: JSONValue is ExpressibleByNilLiteral, and a bare `nil` here would be JSON null.
+        let previous: JSONValue? = slot >= 0 ? .some(lastReceived[slot]) : .none
+        if policy == .changed, let previous, previous == entries[i].value { return false }
         out.append(.notification(BusNotification(
-            key: e.key, value: e.value, previous: previous, coalesced: coalesced,
-            firstEventTime: e.first, lastEventTime: e.last, time: time, kind: kind)))
-        lastReceived[e.keyID] = e.value
+            key: entries[i].key, value: entries[i].value, previous: previous, coalesced: coalesced,
+            firstEventTime: entries[i].first, lastEventTime: entries[i].last, time: time, kind: kind)))
+        if slot >= 0 {
+            lastReceived[slot] = entries[i].value
+        } else {
+            slotOfKey[index] = Int32(lastReceived.count)
+            lastReceived.append(entries[i].value)
+        }
         return true
+    }
+}
+
+extension PendingItem {
+    /// How many events it can turn into (at most), to reserve room for them.
+    var eventCapacity: Int {
+        switch self {
+        case .event, .suspended: 1
+        case .flush(_, let entries, _): entries.count + 1
+        case .resync(_, let entries, _): entries.count + 2
+        case .initial(_, let entries): entries.count
+        case .collapsed(let entries, _): entries.count
+        }
     }
 }

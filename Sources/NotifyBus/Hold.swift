@@ -18,13 +18,14 @@ struct Hold {
 
     var isEmpty: Bool { entries.isEmpty && !overflowed }
 
+    /// Adds an event; `key` is called only when the event needs a new entry.
     mutating func add(
-        keyID: Int32, key: String, value: JSONValue, seq: UInt64, time: Duration, keyCount: Int
+        keyID: Int32, key: () -> String, value: JSONValue, seq: UInt64, time: Duration, keyCount: Int
     ) {
         if overflowed { return }
         guard coalesces else {
             if entries.count >= limit { overflow(); return }
-            entries.append(HeldEntry(keyID: keyID, key: key, value: value, count: 1, first: time, last: time, seq: seq))
+            entries.append(HeldEntry(keyID: keyID, key: key(), value: value, count: 1, first: time, last: time, seq: seq))
             return
         }
         let index = Int(keyID)
@@ -41,7 +42,7 @@ struct Hold {
             overflow()
         } else {
             slotOfKey[index] = Int32(entries.count)
-            entries.append(HeldEntry(keyID: keyID, key: key, value: value, count: 1, first: time, last: time, seq: seq))
+            entries.append(HeldEntry(keyID: keyID, key: key(), value: value, count: 1, first: time, last: time, seq: seq))
         }
     }
 

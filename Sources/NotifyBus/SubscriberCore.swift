@@ -12,8 +12,10 @@ final class SubscriberCore {
     /// The outbox passed the high-water mark: new events collapse into `hold` until the consumer catches up.
     var isCongested = false
     var isCancelled = false
-    var hold: Hold
-    var outbox: [PendingItem] = []
+    // Only ever touched under the bus lock, which already makes every access exclusive: the
+    // run-time exclusivity check (swift_beginAccess) on each publish would only add cost.
+    @exclusivity(unchecked) var hold: Hold
+    @exclusivity(unchecked) var outbox: [PendingItem] = []
     /// The consumer task waiting for items, if any.
     var waiter: CheckedContinuation<[PendingItem]?, Never>?
     /// A callback drain is under way; events only need enqueueing.
@@ -33,9 +35,12 @@ final class SubscriberCore {
     }
 
     /// One published event for a key this subscriber matches.
+    ///
+    /// `key` is only called when the event needs an entry of its own, so updating a key already
+    /// held copies no string.
     @inline(__always)
     func receive(
-        keyID: Int32, key: String, value: JSONValue, seq: UInt64, time: Duration, keyCount: Int,
+        keyID: Int32, key: () -> String, value: JSONValue, seq: UInt64, time: Duration, keyCount: Int,
         wakes: inout [Wakeup]
     ) {
         if isSuspended {
@@ -44,7 +49,7 @@ final class SubscriberCore {
         } else if isCongested {
             hold.add(keyID: keyID, key: key, value: value, seq: seq, time: time, keyCount: keyCount)
         } else {
-            outbox.append(.event(HeldEntry(keyID: keyID, key: key, value: value, count: 1, first: time, last: time, seq: seq)))
+            outbox.append(.event(HeldEntry(keyID: keyID, key: key(), value: value, count: 1, first: time, last: time, seq: seq)))
             if outbox.count >= highWaterMark { isCongested = true }
             wake(&wakes)
         }

@@ -1,0 +1,51 @@
+// A plain loop over one benchmark scenario, for a profiler (not run by report.sh):
+//   swift build -c release --product Profile
+//   valgrind --tool=callgrind .build/release/Profile suspended 1000000
+//   perf record -g .build/release/Profile flush 1000
+// Scenarios: suspended (publish by key), handle (publish by handle), active (publish + poll every 64),
+// flush (10 subscriptions: resume + poll of 1000 keys each), fanout (100 suspended subscribers).
+import NotifyBus
+
+let arguments = CommandLine.arguments
+let scenario = arguments.count > 1 ? arguments[1] : "suspended"
+let count = arguments.count > 2 ? Int(arguments[2])! : 1_000_000
+let keys = (0..<100).map { "device/sensor\($0 / 10)/reading\($0 % 10)" }
+let bus = NotificationBus()
+var sink = 0
+
+switch scenario {
+case "suspended", "handle":
+    let subscription = bus.subscribe(["**"], policy: .latest)
+    subscription.suspend()
+    let handles = keys.map { bus.handle(for: $0) }
+    if scenario == "handle" {
+        for i in 0..<count { bus.publish(handles[i % 100], .integer(Int64(i))) }
+    } else {
+        for i in 0..<count { bus.publish(keys[i % 100], .integer(Int64(i))) }
+    }
+    subscription.resume()
+    sink = subscription.poll().count
+case "active":
+    let subscription = bus.subscribe(["**"], policy: .latest)
+    for i in 0..<count {
+        bus.publish(keys[i % 100], .integer(Int64(i)))
+        if i % 64 == 63 { sink &+= subscription.poll().count }
+    }
+case "flush":
+    // As the Flush benchmark: 10 subscriptions holding 1000 keys each, resumed and polled.
+    let manyKeys = (0..<1000).map { "device/sensor\($0 / 10)/reading\($0 % 10)" }
+    let subscriptions = (0..<10).map { _ in bus.subscribe(["**"], policy: .latest) }
+    for _ in 0..<count {
+        for s in subscriptions { s.suspend(); sink &+= s.poll().count }
+        for (i, key) in manyKeys.enumerated() { bus.publish(key, .integer(Int64(i))) }
+        for s in subscriptions { s.resume(); sink &+= s.poll().count }
+    }
+case "fanout":
+    let subscriptions = (0..<100).map { _ in bus.subscribe(["**"], policy: .latest) }
+    for s in subscriptions { s.suspend() }
+    for i in 0..<count { bus.publish(keys[i % 100], .integer(Int64(i))) }
+    sink = subscriptions.count
+default:
+    fatalError("unknown scenario \(scenario)")
+}
+print(scenario, count, sink)
