@@ -67,7 +67,7 @@ struct BusState {
                 }
             }
         }
-        journal(.event(key: key, value: value, time: time), &wakes)
+        journal(.event(key: keys[index].key, value: value, time: time), &wakes)
         return wakes
     }
 
