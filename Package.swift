@@ -66,6 +66,8 @@ package.targets += [
         name: "PowerSupplyTests",
         dependencies: ["NotifyBus", "NotifyBusSources", "PowerSupplyProbe", "TestSupport"]
     ),
+    // The real notifywatch binary inside the umockdev sandbox: output, signals, recording, arguments.
+    .testTarget(name: "NotifyWatchTests", dependencies: ["NotifyBus", "TestSupport", "notifywatch"]),
 ]
 package.products += [
     .library(name: "Udev", targets: ["Udev"]),
