@@ -109,8 +109,9 @@ struct LiveWatchTests {
         #expect(watcher.signal(SIGTSTP, expecting: "suspended") != nil)
         #expect(watcher.waitForState { $0 == "T" } == "T")
 
-        // Changes while it is stopped.
-        try testbed.update("BAT0", ["capacity": "50"])
+        // Changes while it is stopped: one announced by a uevent (queued on its socket), one
+        // silent, as most capacity steps of real batteries are: only a re-read finds that one.
+        try testbed.update("BAT0", ["capacity": "50"], announced: false)
         try testbed.update("AC", ["online": "1"])
         usleep(200_000)
         #expect(processState(watcher.pid) == "T")
@@ -126,7 +127,7 @@ struct LiveWatchTests {
             Note("battery/BAT0/level", 0.5, coalesced: 1, previous: 0.8),
             Note("power/AC/online", true, coalesced: 1, previous: false),
         ])
-        // Nothing more: the queued uevents repeat what the re-read found.
+        // Nothing more: the queued uevent repeats what the re-read found.
         #expect(watcher.linesArriving(within: .milliseconds(300)) == [])
         try testbed.update("BAT0", ["status": "Charging"])
         #expect(watcher.next().flatMap(Note.init) == Note("battery/BAT0/state", "charging", previous: "unplugged"))
