@@ -158,27 +158,49 @@ struct LiveWatchTests {
         #expect(watcher.records.last?["subscriber"] == "notifywatch")
     }
 
-    @Test func aRecordingReplaysToTheSameNotifications() throws {
+    struct RecordingCase: Sendable, CustomTestStringConvertible {
+        var arguments: [String]
+        /// How many lines the scenario prints, without the `source` line.
+        var lines: Int
+        var testDescription: String { arguments.isEmpty ? "defaults" : arguments.joined(separator: " ") }
+    }
+
+    /// Live changes, then changes held and flushed by USR1/USR2, then by Ctrl-Z and fg, then live
+    /// again; whatever the options make of that, replaying the recording prints the same.
+    @Test(arguments: [
+        // 3 current values, 2 live, suspended, resumed + 2, suspended, resumed + 1, 1 live.
+        RecordingCase(arguments: [], lines: 3 + 2 + 1 + (1 + 2) + 1 + (1 + 1) + 1),
+        RecordingCase(arguments: ["--policy", "changed"], lines: 3 + 2 + 1 + (1 + 2) + 1 + (1 + 1) + 1),
+        RecordingCase(arguments: ["--policy", "all"], lines: 3 + 2 + 1 + (1 + 4) + 1 + (1 + 1) + 1),
+        RecordingCase(arguments: ["--policy", "drop"], lines: 3 + 2 + 1 + 1 + 1 + 1 + 1),
+        RecordingCase(arguments: ["battery/**"], lines: 2 + 2 + 1 + (1 + 1) + 1 + (1 + 1)),
+        RecordingCase(arguments: ["--no-initial"], lines: 2 + 1 + (1 + 2) + 1 + (1 + 1) + 1),
+        // Two keys held with a limit of one: resumed, resync and the 3 current values.
+        RecordingCase(arguments: ["--limit", "1"], lines: 3 + 2 + 1 + (1 + 1 + 3) + 1 + (1 + 1) + 1),
+    ])
+    func aRecordingReplaysToTheSameNotifications(_ test: RecordingCase) throws {
         let testbed = try Testbed.laptop()
-        let watcher = try Watcher(testbed: testbed)
-        watcher.start(initial: 3)
-        // Live, then held and flushed by USR1/USR2, then by Ctrl-Z and fg, then live again.
+        let watcher = try Watcher(test.arguments, testbed: testbed)
+        #expect(watcher.next()?["type"] == "source")
+        // Each step waits until the recording shows the bus has seen the one before.
+        watcher.waitUntilRecorded(1, "subscribe")
         try testbed.update("BAT0", ["status": "Charging"])
         try testbed.update("BAT0", ["capacity": "81"])
-        _ = watcher.next(2)
-        _ = watcher.signal(SIGUSR1, expecting: "suspended")
+        watcher.waitUntilRecorded(3 + 2)
+        watcher.signal(SIGUSR1)
+        watcher.waitUntilRecorded(1, "suspend")
         for online in ["1", "0", "1"] { try testbed.update("AC", ["online": online]) }
         try testbed.update("BAT0", ["status": "Discharging"])
         watcher.waitUntilRecorded(3 + 2 + 4)
-        _ = watcher.signal(SIGUSR2, expecting: "resumed")
-        _ = watcher.next(2)
-        _ = watcher.signal(SIGTSTP, expecting: "suspended")
-        watcher.waitForState { $0 == "T" }
+        watcher.signal(SIGUSR2)
+        watcher.waitUntilRecorded(1, "resume")
+        watcher.signal(SIGTSTP)
+        #expect(watcher.waitForState { $0 == "T" } == "T")
         try testbed.update("BAT0", ["capacity": "50"])
         watcher.signal(SIGCONT)
-        _ = watcher.next(2)
+        watcher.waitUntilRecorded(2, "resume")
         try testbed.update("AC", ["online": "0"])
-        _ = watcher.next()
+        watcher.waitUntilRecorded(3 + 2 + 4 + 1 + 1)
         #expect(watcher.stop(with: SIGTERM) == 0)
         _ = watcher.rest()
 
@@ -189,7 +211,7 @@ struct LiveWatchTests {
             object["time"] = nil
             return JSONValue.object(object).jsonText
         }
-        #expect(live.count == 3 + 2 + 1 + (1 + 2) + 1 + (1 + 1) + 1)
+        #expect(live.count == test.lines, "\(live)")
         let replay = try run(["replay", try #require(watcher.recording), "--json"])
         #expect(replay.status == 0)
         #expect(replay.stderr == "")
