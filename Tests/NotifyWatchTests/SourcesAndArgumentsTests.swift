@@ -119,6 +119,8 @@ struct SourcesAndArgumentsTests {
         BadArguments(arguments: ["--color", "purple"], message: "purple"),
         BadArguments(arguments: ["--frobnicate"], message: "--frobnicate"),
         BadArguments(arguments: ["sources", "--policy", "all"], message: "--policy"),
+        // Standard output carries what is watched: a log there would be mixed into it.
+        BadArguments(arguments: ["--record", "-"], message: "--record"),
         BadArguments(arguments: ["--record", "/nonexistent/dir/log.jsonl"],
                      message: "cannot open /nonexistent/dir/log.jsonl", status: 73),
     ])
