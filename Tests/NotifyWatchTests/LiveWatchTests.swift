@@ -64,6 +64,56 @@ struct LiveWatchTests {
         #expect(watcher.stop(with: SIGTERM) == 0)
     }
 
+    @Test func liveTimesAreTheWallClockWithTheLocalOffset() throws {
+        let testbed = try Testbed.laptop()
+        // A POSIX zone string (no tzdata needed): five and a half hours east of UTC.
+        let watcher = try Watcher(testbed: testbed, environment: ["TZ": "XYZ-5:30"])
+        watcher.start(initial: 3)
+        try testbed.update("AC", ["online": "1"])
+        #expect(watcher.next()?["type"] == "notification")
+        let parser = ISO8601DateFormatter()
+        parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        var origins: [Double] = []
+        for line in watcher.lines.dropFirst().compactMap({ try? JSONValue(parsing: $0) }) {
+            let time = try #require(line["time"]?.stringValue)
+            #expect(time.hasSuffix("+05:30"), "\(time)")
+            let date = try #require(parser.date(from: time), "\(time)")
+            #expect(abs(date.timeIntervalSinceNow) < 60, "\(time)")
+            origins.append(date.timeIntervalSince1970 - (line["t"]?.doubleValue ?? .nan))
+        }
+        // `time` is the start's wall-clock time plus `t` (to the millisecond) on every line.
+        #expect(origins.count == 4)
+        #expect((origins.max() ?? .infinity) - (origins.min() ?? 0) < 0.002, "\(origins)")
+        #expect(watcher.stop(with: SIGTERM) == 0)
+    }
+
+    @Test func sourceLinesFollowTheSourcesStatus() throws {
+        let testbed = try Testbed.laptop()
+        let watcher = try Watcher(testbed: testbed)
+        watcher.start(initial: 3)
+        // Every supply unplugged: null for each key, and the source becomes unavailable.
+        try testbed.remove("BAT0")
+        try testbed.remove("AC")
+        let gone = watcher.read { $0["type"] == "source" }
+        #expect(gone.last?["status"] == "unavailable")
+        #expect(gone.last?["reason"] == "no power_supply devices")
+        #expect(gone.last?["source"] == "power")
+        let nulls = (gone.dropLast() + watcher.next(3 - (gone.count - 1))).compactMap(Note.init)
+        #expect(nulls.count == 3)
+        #expect(Set(nulls) == [
+            Note("battery/BAT0/state", .null, previous: "unplugged"),
+            Note("battery/BAT0/level", .null, previous: 0.8),
+            Note("power/AC/online", .null, previous: false),
+        ])
+        // Plugged in again: running, and the value.
+        try testbed.plug("AC", ["type": "Mains", "online": "1"])
+        let back = watcher.next(2)
+        #expect(back.contains { $0["type"] == "source" && $0["status"] == "running" && $0["reason"] == nil })
+        #expect(back.compactMap(Note.init) == [Note("power/AC/online", true, previous: .null)])
+        #expect(watcher.standardError == "")
+        #expect(watcher.stop(with: SIGTERM) == 0)
+    }
+
     @Test func usr1HoldsEverythingAndUsr2FlushesOneLinePerKeyWithTheCounts() throws {
         let testbed = try Testbed.laptop()
         let watcher = try Watcher(testbed: testbed)

@@ -103,16 +103,23 @@ final class Watcher {
     /// Every line of standard output read so far.
     private(set) var lines: [String] = []
 
-    init(_ arguments: [String] = [], testbed: Testbed?, json: Bool = true, record: Bool = true) throws {
+    /// Starts `notifywatch arguments` (plus `--json` and `--record FILE` as asked) against
+    /// `testbed` (under umockdev's preload), or the bare machine when it is `nil`, with
+    /// `environment` changed as given.
+    init(
+        _ arguments: [String] = [], testbed: Testbed?, json: Bool = true, record: Bool = true,
+        environment extra: [String: String?] = [:]
+    ) throws {
         self.json = json
         directory = makeScratchDirectory()
         recording = record ? directory + "/recording.jsonl" : nil
         var all = arguments
         if json { all.append("--json") }
         if let recording { all += ["--record", recording] }
-        let changes: [String: String?] = [
+        var changes: [String: String?] = [
             "LD_PRELOAD": testbed == nil ? nil : Paths.preload, "UMOCKDEV_DIR": testbed?.root, "NO_COLOR": nil,
         ]
+        changes.merge(extra) { $1 }
         process = try ChildProcess(
             executable: notifywatch, arguments: all, environment: environment(with: changes),
             standardError: directory + "/stderr")
