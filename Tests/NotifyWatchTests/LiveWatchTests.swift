@@ -34,8 +34,11 @@ struct LiveWatchTests {
         #expect(Set(notes) == laptopInitialNotes)
         // Each device's state before its level.
         let keys = notes.map(\.key)
-        #expect(keys.firstIndex(of: "battery/BAT0/state")! < keys.firstIndex(of: "battery/BAT0/level")!)
-        for line in watcher.lines.dropFirst().compactMap({ try? JSONValue(parsing: $0) }) {
+        #expect((keys.firstIndex(of: "battery/BAT0/state") ?? .max) < (keys.firstIndex(of: "battery/BAT0/level") ?? .min))
+        let initial = watcher.lines.dropFirst().compactMap { try? JSONValue(parsing: $0) }
+        // All at the subscription's `t`.
+        #expect(Set(initial.compactMap { $0["t"] }).count == 1)
+        for line in initial {
             #expect(line["subscriber"] == "notifywatch")
             #expect(line["previous"] == nil)
             #expect((line["t"]?.doubleValue ?? -1) >= 0)
