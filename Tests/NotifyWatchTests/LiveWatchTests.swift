@@ -421,7 +421,8 @@ struct LiveWatchTests {
         try testbed.update("BAT0", ["status": "Charging"])
         try testbed.update("AC", ["online": "1"])
         watcher.waitUntilRecorded(3 + 2)
-        _ = watcher.signal(SIGUSR2, expecting: "resumed")
+        // `flushed` counts what follows: every current value.
+        #expect(watcher.signal(SIGUSR2, expecting: "resumed")?["flushed"] == 3)
         let resync = watcher.next()
         #expect(resync?["type"] == "resync")
         #expect(resync?["reason"] == "limit")
