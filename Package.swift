@@ -58,13 +58,16 @@ package.targets += [
         dependencies: ["NotifyBus", "NotifyBusSources", "Udev", "EventLoop"],
         path: "Tests/PowerSupplyProbe"
     ),
+    // Shared by the umockdev tests: child processes, the test bed (Fixtures/testbed.py), paths.
+    .target(name: "TestSupport", dependencies: ["NotifyBus"], path: "Tests/TestSupport", exclude: ["Fixtures"]),
     // Real libudev against umockdev test beds (Debian: umockdev libumockdev-dev gir1.2-umockdev-1.0
     // python3-gi). The tests start PowerSupplyProbe under the preload; plain `swift test` runs them.
     .testTarget(
         name: "PowerSupplyTests",
-        dependencies: ["NotifyBus", "NotifyBusSources", "PowerSupplyProbe"],
-        exclude: ["Fixtures"]
+        dependencies: ["NotifyBus", "NotifyBusSources", "PowerSupplyProbe", "TestSupport"]
     ),
+    // The real notifywatch binary inside the umockdev sandbox: output, signals, recording, arguments.
+    .testTarget(name: "NotifyWatchTests", dependencies: ["NotifyBus", "TestSupport", "notifywatch"]),
 ]
 package.products += [
     .library(name: "Udev", targets: ["Udev"]),

@@ -71,6 +71,9 @@ struct Watch: AsyncParsableCommand {
 
     func validate() throws {
         if limit < 0 { throw ValidationError("--limit must be 0 or more") }
+        if record == "-" {
+            throw ValidationError("--record needs a file: standard output carries what is watched")
+        }
         do { _ = try SourceCatalog.select(only: onlySources, except: exceptSources) } catch {
             throw ValidationError("\(error)")
         }

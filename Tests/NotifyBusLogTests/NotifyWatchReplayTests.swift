@@ -64,7 +64,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ["replay"], ["replay", "x.jsonl", "--speed", "-1"], ["replay", "x.jsonl", "--color", "purple"], ["frobnicate"],
+        ["replay"], ["replay", "x.jsonl", "--speed", "-1"], ["replay", "x.jsonl", "--color", "purple"], ["--frobnicate"],
     ])
     func malformedArgumentsExitNonZeroWithAMessage(arguments: [String]) throws {
         let result = try run(Paths.notifywatch, arguments)

@@ -1,141 +1,14 @@
 import NotifyBus
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// How long to wait for something that should happen (generous: CI machines are slow).
-let patience: Duration = .seconds(10)
-
-/// Where the test's companions live.
-enum Paths {
-    /// The directory of this file's fixtures (the umockdev test-bed script).
-    static let fixtures: String = {
-        let file = "\(#filePath)"
-        return String(file[..<(file.lastIndex(of: "/") ?? file.endIndex)]) + "/Fixtures"
-    }()
-
+extension Paths {
     /// The PowerSupplyProbe executable, built beside the test bundle by `swift build`/`swift test`.
-    static let probe: String = {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        let exe = n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
-        let directory = String(exe[..<(exe.lastIndex(of: "/") ?? exe.endIndex)])
-        return directory + "/PowerSupplyProbe"
-    }()
-
-    /// umockdev's preload library, by its soname (found through the loader's path).
-    static let preload = "libumockdev-preload.so.0"
-}
-
-/// This process's environment with `changes` applied (`nil` removes a variable).
-func environment(with changes: [String: String?]) -> [String: String] {
-    var result: [String: String] = [:]
-    var entry = environ
-    while let pointer = entry.pointee {
-        let text = String(cString: pointer)
-        if let equals = text.firstIndex(of: "=") {
-            result[String(text[..<equals])] = String(text[text.index(after: equals)...])
-        }
-        entry += 1
-    }
-    for (name, value) in changes { result[name] = value }
-    return result
-}
-
-struct HarnessError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// A umockdev test bed of power_supply devices, run by Fixtures/testbed.py.
-///
-/// The script runs under umockdev's preload itself: its uevent sender looks devices up
-/// through libudev, which must see the test bed's /sys. It binds no uevent socket, so it cannot
-/// collide with the probe's (SOURCES.md §6).
-final class Testbed {
-    let process: ChildProcess
-    /// The test bed's root: the `UMOCKDEV_DIR` of processes that should see it.
-    let root: String
-
-    init() throws {
-        process = try ChildProcess(
-            executable: "/usr/bin/python3", arguments: ["\(Paths.fixtures)/testbed.py"],
-            environment: environment(with: ["LD_PRELOAD": Paths.preload, "UMOCKDEV_DIR": nil]))
-        guard let line = process.readLine(timeout: patience),
-              case .string(let root)? = try? JSONValue(parsing: line)["root"]
-        else { throw HarnessError("testbed.py did not report its root directory") }
-        self.root = root
-    }
-
-    deinit {
-        process.send(#"{"op": "quit"}"#)
-        _ = process.readLine(timeout: .seconds(2))
-        process.closeInput()
-        process.waitForExit(timeout: .seconds(5))
-    }
-
-    private func request(_ members: [(String, JSONValue)]) throws {
-        process.send(JSONValue.object(JSONObject(members)).jsonText)
-        guard let line = process.readLine(timeout: patience) else {
-            throw HarnessError("testbed.py did not answer \(members.first?.1 ?? "")")
-        }
-        let reply = try JSONValue(parsing: line)
-        guard reply["ok"] == true else { throw HarnessError("testbed.py: \(reply["error"] ?? .null)") }
-    }
-
-    private static func object(_ values: [String: String]) -> JSONValue {
-        .object(JSONObject(values.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) }))
-    }
-
-    /// Adds `/sys/class/power_supply/<name>` with these sysfs attributes and udev properties;
-    /// umockdev announces it with an `add` uevent.
-    func add(_ name: String, attributes: [String: String], properties: [String: String]) throws {
-        try request([
-            ("op", "add"), ("name", .string(name)),
-            ("attributes", Self.object(attributes)), ("properties", Self.object(properties)),
-        ])
-    }
-
-    /// Adds a device whose properties mirror its attributes, as the kernel's uevent file does
-    /// (`status` ↔ `POWER_SUPPLY_STATUS`).
-    func add(_ name: String, _ values: [String: String]) throws {
-        try add(name, attributes: values, properties: Self.mirrored(values))
-    }
-
-    /// Writes sysfs attributes and udev properties, then sends `uevent` (none when `nil`:
-    /// a silent change, as real batteries make for most capacity steps).
-    func set(_ name: String, attributes: [String: String] = [:], properties: [String: String] = [:], uevent: String?) throws {
-        var members: [(String, JSONValue)] = [
-            ("op", "set"), ("name", .string(name)),
-            ("attributes", Self.object(attributes)), ("properties", Self.object(properties)),
-        ]
-        if let uevent { members.append(("uevent", .string(uevent))) }
-        try request(members)
-    }
-
-    /// Changes attributes and their mirrored properties together, like the kernel, and sends a
-    /// `change` uevent unless `announced` is false.
-    func update(_ name: String, _ values: [String: String], announced: Bool = true) throws {
-        try set(name, attributes: values, properties: Self.mirrored(values), uevent: announced ? "change" : nil)
-    }
-
-    /// Sends a uevent for `name` without changing anything.
-    func uevent(_ name: String, _ action: String = "change") throws {
-        try request([("op", "uevent"), ("name", .string(name)), ("action", .string(action))])
-    }
-
-    /// Removes the device: a `remove` uevent, then its sysfs directory; `silently` skips the uevent.
-    func remove(_ name: String, silently: Bool = false) throws {
-        try request([("op", "remove"), ("name", .string(name)), ("silent", .bool(silently))])
-    }
-
-    private static func mirrored(_ values: [String: String]) -> [String: String] {
-        var properties: [String: String] = [:]
-        for (attribute, value) in values { properties["POWER_SUPPLY_" + attribute.uppercased()] = value }
-        return properties
-    }
+    static let probe = Paths.executable("PowerSupplyProbe")
 }
 
 /// A notification line of the probe.

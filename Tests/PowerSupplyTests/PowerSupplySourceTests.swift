@@ -1,4 +1,5 @@
 import NotifyBus
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -7,7 +8,7 @@ import Glibc
 
 // PowerSupplySource against real libudev and umockdev test beds.
 //
-// Each test builds its own test bed (Fixtures/testbed.py, under umockdev's preload), then runs
+// Each test builds its own test bed (TestSupport's Testbed, under umockdev's preload), then runs
 // the source in a child process, PowerSupplyProbe, with LD_PRELOAD=libumockdev-preload.so.0 and
 // UMOCKDEV_DIR pointing at the test bed: the preload must sit under the libudev that the source
 // calls, and the test runner itself must stay off it. The probe prints what a subscriber

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A umockdev test bed of power_supply devices, driven over stdin/stdout (JSON Lines).
 
-Started by the PowerSupplyTests (Swift) under umockdev's preload
+Started by the Swift tests (TestSupport's Testbed) under umockdev's preload
 (LD_PRELOAD=libumockdev-preload.so.0): umockdev's uevent sender looks the device up
 through libudev, which must see the test bed's /sys. This script binds no uevent socket,
 so it cannot take the events of the process under test (SOURCES.md §6). It creates a UMockdev.Testbed, prints

@@ -8,14 +8,18 @@ import Glibc
 ///
 /// Both are `AF_UNIX` stream socket pairs made with `SOCK_CLOEXEC`, so no other child that a
 /// parallel test spawns inherits our ends (which would keep the child from seeing end of input).
-/// Standard error is inherited, so whatever the child complains about shows in the test log.
-final class ChildProcess {
-    struct SpawnError: Error, CustomStringConvertible {
-        var description: String
+/// Standard error is inherited, so whatever the child complains about shows in the test log,
+/// unless it is sent to a file (`standardError`) for the test to read.
+public final class ChildProcess {
+    /// Why a child could not be started.
+    public struct SpawnError: Error, CustomStringConvertible {
+        public var description: String
     }
 
-    let pid: pid_t
-    let executable: String
+    /// The child's process ID.
+    public let pid: pid_t
+    /// The program that was started.
+    public let executable: String
     private let input: Int32
     private let output: Int32
     private var buffer: [UInt8] = []
@@ -23,7 +27,9 @@ final class ChildProcess {
     private var exitStatus: Int32?
 
     /// Starts `executable` with `arguments` and the environment `environment` (complete, not merged).
-    init(executable: String, arguments: [String], environment: [String: String]) throws {
+    /// The child's standard error goes to the file at `standardError` (created or truncated) when
+    /// one is given, and is inherited otherwise.
+    public init(executable: String, arguments: [String], environment: [String: String], standardError: String? = nil) throws {
         self.executable = executable
         var inputPair: [Int32] = [-1, -1]
         var outputPair: [Int32] = [-1, -1]
@@ -41,6 +47,9 @@ final class ChildProcess {
         // dup2 clears close-on-exec on the copies the child keeps.
         posix_spawn_file_actions_adddup2(&actions, inputPair[1], 0)
         posix_spawn_file_actions_adddup2(&actions, outputPair[1], 1)
+        if let standardError {
+            posix_spawn_file_actions_addopen(&actions, 2, standardError, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        }
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -74,7 +83,7 @@ final class ChildProcess {
     }
 
     /// Writes `line` and a newline to the child's standard input.
-    func send(_ line: String) {
+    public func send(_ line: String) {
         let bytes = Array((line + "\n").utf8)
         var offset = 0
         while offset < bytes.count {
@@ -85,10 +94,10 @@ final class ChildProcess {
     }
 
     /// Closes the child's standard input (it sees end of input).
-    func closeInput() { shutdown(input, Int32(SHUT_WR)) }
+    public func closeInput() { shutdown(input, Int32(SHUT_WR)) }
 
     /// The next line of output, waiting up to `timeout`; `nil` on timeout or end of output.
-    func readLine(timeout: Duration) -> String? {
+    public func readLine(timeout: Duration) -> String? {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -117,7 +126,7 @@ final class ChildProcess {
     /// Waits up to `timeout` for the child to exit; returns its wait status, or `nil` if it is
     /// still running (then it is killed when this object goes away).
     @discardableResult
-    func waitForExit(timeout: Duration) -> Int32? {
+    public func waitForExit(timeout: Duration) -> Int32? {
         if let exitStatus { return exitStatus }
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
@@ -130,4 +139,10 @@ final class ChildProcess {
         }
         return nil
     }
+}
+
+/// What a wait status says: the exit status of a child that exited, `nil` for one that a signal
+/// ended (`WIFEXITED` and `WEXITSTATUS`, which Swift does not import).
+public func exitStatus(ofWaitStatus status: Int32) -> Int32? {
+    status & 0x7f == 0 ? (status >> 8) & 0xff : nil
 }

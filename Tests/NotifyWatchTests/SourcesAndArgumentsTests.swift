@@ -1,0 +1,133 @@
+import NotifyBus
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// The real notifywatch binary where nothing can run, listing its sources, and refusing bad
+// arguments.
+
+/// The key patterns of the power source, as `sources` lists them.
+private let powerKeys: [JSONValue] = ["battery/*/state", "battery/*/level", "power/*/online"]
+
+/// Watching everything, or only the power source, on a machine without power supplies.
+private let nothingAvailable: [[String]] = [[], ["--source", "power"]]
+
+@Suite("notifywatch sources, availability and arguments")
+struct SourcesAndArgumentsTests {
+    @Test(arguments: nothingAvailable)
+    func withNothingAvailableItSaysSoAndKeepsWatching(arguments: [String]) throws {
+        let testbed = try Testbed()
+        let watcher = try Watcher(arguments, testbed: testbed)
+        let source = watcher.next()
+        #expect(source?["type"] == "source")
+        #expect(source?["source"] == "power")
+        #expect(source?["status"] == "unavailable")
+        #expect(source?["reason"] == "no power_supply devices")
+        watcher.waitForStandardError(containing: "no source is available here (power: no power_supply devices)")
+        #expect(watcher.standardError.contains("watching anyway"))
+
+        // Still watching: no exit, and a supply plugged in later shows up.
+        watcher.waitUntilRecorded(1, "subscribe")
+        #expect(watcher.process.waitForExit(timeout: .milliseconds(300)) == nil)
+        try testbed.plug("AC", ["type": "Mains", "online": "1"])
+        let lines = watcher.next(2)
+        #expect(lines.contains { $0["type"] == "source" && $0["status"] == "running" })
+        #expect(lines.compactMap(Note.init) == [Note("power/AC/online", true)])
+        #expect(watcher.stop(with: SIGTERM) == 0)
+    }
+
+    @Test(arguments: nothingAvailable)
+    func exitIfUnavailableExits69(arguments: [String]) throws {
+        let testbed = try Testbed()
+        let watcher = try Watcher(arguments + ["--exit-if-unavailable"], testbed: testbed)
+        #expect(watcher.waitForExitStatus() == 69)
+        let lines = watcher.rest()
+        #expect(lines.count == 1)
+        #expect(lines.first.flatMap { try? JSONValue(parsing: $0) }?["status"] == "unavailable")
+        #expect(watcher.standardError.contains("no source is available here"))
+        #expect(!watcher.standardError.contains("watching anyway"))
+    }
+
+    @Test func exitIfUnavailableKeepsWatchingWhenASourceRuns() throws {
+        let testbed = try Testbed.laptop()
+        let watcher = try Watcher(["--exit-if-unavailable"], testbed: testbed)
+        #expect(watcher.start(initial: 3).source?["status"] == "running")
+        #expect(watcher.process.waitForExit(timeout: .milliseconds(300)) == nil)
+        #expect(watcher.standardError == "")
+        #expect(watcher.stop(with: SIGTERM) == 0)
+    }
+
+    @Test func noSourceChosenIsSaidOnStandardError() throws {
+        let testbed = try Testbed.laptop()
+        let result = try run(["--no-source", "power", "--exit-if-unavailable"], testbed: testbed)
+        #expect(result.status == 69)
+        #expect(result.lines == [])
+        #expect(result.stderr.contains("no source was chosen"))
+    }
+
+    @Test func sourcesListsEachSourceWithItsStatusAndKeys() throws {
+        let testbed = try Testbed.laptop()
+        let human = try run(["sources"], testbed: testbed)
+        #expect(human.status == 0)
+        #expect(human.stderr == "")
+        #expect(human.lines.count == 1)
+        let line = try #require(human.lines.first)
+        #expect(line.hasPrefix("power "))
+        #expect(line.contains(" running "))
+        #expect(line.hasSuffix("battery/*/state battery/*/level power/*/online"))
+
+        let json = try run(["sources", "--json"], testbed: testbed)
+        #expect(json.status == 0)
+        #expect(json.lines.count == 1)
+        #expect(json.lines.allSatisfy(isContractLine))
+        let object = try JSONValue(parsing: try #require(json.lines.first))
+        #expect(object == ["type": "source", "source": "power", "status": "running", "keys": .array(powerKeys)])
+    }
+
+    @Test func sourcesSaysWhyASourceIsUnavailable() throws {
+        let testbed = try Testbed()
+        let json = try run(["sources", "--json"], testbed: testbed)
+        #expect(json.status == 0)
+        let object = try JSONValue(parsing: try #require(json.lines.first))
+        #expect(object == [
+            "type": "source", "source": "power", "status": "unavailable", "reason": "no power_supply devices",
+            "keys": .array(powerKeys),
+        ])
+        let human = try run(["sources"], testbed: testbed)
+        #expect(human.status == 0)
+        #expect(human.lines.first?.contains("unavailable (no power_supply devices)") == true)
+    }
+
+    struct BadArguments: Sendable, CustomTestStringConvertible {
+        var arguments: [String]
+        /// What standard error must say.
+        var message: String
+        var status: Int32 = 64  // EX_USAGE
+        var testDescription: String { arguments.joined(separator: " ") }
+    }
+
+    @Test(arguments: [
+        BadArguments(arguments: ["--policy", "newest"], message: "'newest' is invalid for '--policy <policy>'"),
+        BadArguments(arguments: ["--source", "nope"], message: #"unknown source "nope" (the sources are: power)"#),
+        BadArguments(arguments: ["--no-source", "nope"], message: #"unknown source "nope""#),
+        BadArguments(arguments: ["--limit", "-1"], message: "--limit"),
+        BadArguments(arguments: ["--limit=-1"], message: "--limit must be 0 or more"),
+        BadArguments(arguments: ["--limit", "many"], message: "many"),
+        BadArguments(arguments: ["--color", "purple"], message: "purple"),
+        BadArguments(arguments: ["--frobnicate"], message: "--frobnicate"),
+        BadArguments(arguments: ["sources", "--policy", "all"], message: "--policy"),
+        // Standard output carries what is watched: a log there would be mixed into it.
+        BadArguments(arguments: ["--record", "-"], message: "--record"),
+        BadArguments(arguments: ["--record", "/nonexistent/dir/log.jsonl"],
+                     message: "cannot open /nonexistent/dir/log.jsonl", status: 73),
+    ])
+    func malformedArgumentsExitNonZeroWithAMessage(_ test: BadArguments) throws {
+        let result = try run(test.arguments + ["--json"])
+        #expect(result.status == test.status)
+        #expect(result.lines == [])
+        #expect(result.stderr.contains(test.message), "\(result.stderr)")
+    }
+}
