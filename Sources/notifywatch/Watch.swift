@@ -149,18 +149,31 @@ struct Watch: AsyncParsableCommand {
                 initial: noInitial ? .none : .current, name: Self.subscriberName
             ) { event in output.event(event) }
 
+            // Whether the suspension came from Ctrl-Z: only then does fg end it (a watcher
+            // suspended with SIGUSR1 stays suspended across a stop and continue).
+            var suspendedByStop = false
             signals: for await signal in listener.signals {
                 switch signal {
                 case SIGUSR1:
                     watcher.suspend()
+                    suspendedByStop = false
                 case SIGUSR2:
                     watcher.resume()
+                    suspendedByStop = false
                 case SIGTSTP:
-                    watcher.suspend()
+                    if !watcher.isSuspended {
+                        watcher.suspend()
+                        suspendedByStop = true
+                    }
                     kill(getpid(), SIGSTOP)  // really stop; SIGCONT brings us back
                 case SIGCONT:
+                    // Whatever stopped us (Ctrl-Z, or SIGSTOP from outside), the sources may have
+                    // missed changes: re-read first, so the flush carries them.
                     for source in sources { await source.reread() }
-                    watcher.resume()
+                    if suspendedByStop {
+                        watcher.resume()
+                        suspendedByStop = false
+                    }
                 default:  // SIGINT, SIGTERM
                     break signals
                 }

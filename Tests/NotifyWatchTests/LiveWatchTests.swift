@@ -188,6 +188,23 @@ struct LiveWatchTests {
         #expect(watcher.stop(with: SIGTERM) == 0)
     }
 
+    @Test func aSuspensionAskedForWithSIGUSR1OutlastsAStopAndContinue() throws {
+        let testbed = try Testbed.laptop()
+        let watcher = try Watcher(testbed: testbed)
+        watcher.start(initial: 3)
+        #expect(watcher.signal(SIGUSR1, expecting: "suspended") != nil)
+        watcher.signal(SIGTSTP)
+        #expect(watcher.waitForState { $0 == "T" } == "T")
+        try testbed.update("AC", ["online": "1"])
+        watcher.signal(SIGCONT)
+        #expect(watcher.waitForState { $0 != "T" }.map { ["S", "R"].contains($0) } == true)
+        // Still suspended: the re-read holds the change, and nothing is printed until SIGUSR2.
+        #expect(watcher.linesArriving(within: .milliseconds(500)) == [])
+        #expect(watcher.signal(SIGUSR2, expecting: "resumed")?["flushed"] == 1)
+        #expect(watcher.next().flatMap(Note.init) == Note("power/AC/online", true, coalesced: 1, previous: false))
+        #expect(watcher.stop(with: SIGTERM) == 0)
+    }
+
     @Test(arguments: [SIGTERM, SIGINT])
     func terminationExitsZeroLeavingACompleteRecording(signal: Int32) throws {
         let testbed = try Testbed.laptop()
