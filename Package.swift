@@ -26,6 +26,9 @@ let package = Package(
         ),
         // Example programs build with the package so they cannot rot.
         .executableTarget(name: "AppLifecycleExample", dependencies: ["NotifyBus"], path: "Examples/AppLifecycle"),
+        .executableTarget(
+            name: "LiveAppExample", dependencies: ["NotifyBus", "NotifyBusSources", "EventLoop"],
+            path: "Examples/LiveApp"),
         .testTarget(name: "NotifyBusTests", dependencies: ["NotifyBus"]),
         .testTarget(
             name: "NotifyBusLogTests",
@@ -67,7 +70,7 @@ package.targets += [
         dependencies: ["NotifyBus", "NotifyBusSources", "PowerSupplyProbe", "TestSupport"]
     ),
     // The real notifywatch binary inside the umockdev sandbox: output, signals, recording, arguments.
-    .testTarget(name: "NotifyWatchTests", dependencies: ["NotifyBus", "TestSupport", "notifywatch"]),
+    .testTarget(name: "NotifyWatchTests", dependencies: ["NotifyBus", "TestSupport", "notifywatch", "LiveAppExample"]),
 ]
 package.products += [
     .library(name: "Udev", targets: ["Udev"]),
