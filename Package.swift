@@ -70,3 +70,14 @@ package.products += [
     .library(name: "EventLoop", targets: ["EventLoop"]),
     .library(name: "NotifyBusSources", targets: ["NotifyBusSources"]),
 ]
+
+// D-Bus client and the sensor, locale and settings sources (issue 4).
+package.targets += [
+    // libdbus-1, through pkg-config (Debian/Ubuntu: libdbus-1-dev).
+    .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+    // A Swift D-Bus client on libdbus, running on an EventLoopThread. Owns lifetimes, hides C.
+    .target(name: "DBus", dependencies: ["CDBus", "EventLoop"]),
+]
+package.products += [
+    .library(name: "DBus", targets: ["DBus"]),
+]
