@@ -81,3 +81,9 @@ package.targets += [
 package.products += [
     .library(name: "DBus", targets: ["DBus"]),
 ]
+package.targets += [
+    // Test harness: private dbus-daemons, python-dbusmock services, child processes.
+    .target(name: "DBusTestSupport", dependencies: ["DBus"], path: "Tests/DBusTestSupport", exclude: ["Fixtures"]),
+    // The D-Bus client against private buses (dbus-daemon, python3-dbusmock).
+    .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport", "EventLoop"]),
+]
