@@ -87,3 +87,7 @@ package.targets += [
     // The D-Bus client against private buses (dbus-daemon, python3-dbusmock).
     .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport", "EventLoop"]),
 ]
+// The D-Bus sources live in NotifyBusSources beside the power-supply source.
+if let index = package.targets.firstIndex(where: { $0.name == "NotifyBusSources" }) {
+    package.targets[index].dependencies.append("DBus")
+}
