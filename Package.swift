@@ -91,3 +91,12 @@ package.targets += [
 if let index = package.targets.firstIndex(where: { $0.name == "NotifyBusSources" }) {
     package.targets[index].dependencies.append("DBus")
 }
+package.targets += [
+    // The sensor, locale and settings sources against python-dbusmock services and the real
+    // iio-sensor-proxy under umockdev, each test on its own private dbus-daemon.
+    .testTarget(
+        name: "DBusSourcesTests",
+        dependencies: ["NotifyBus", "NotifyBusSources", "DBus", "DBusTestSupport", "EventLoop"],
+        exclude: ["Fixtures"]
+    ),
+]
