@@ -69,7 +69,8 @@ public final class PrivateBus: Sendable {
             spawned = try Spawned(
                 "/usr/bin/dbus-daemon",
                 ["--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile", "--nosyslog", "--print-address=3"],
-                environment: DBusTestSupport.environment(with: ["LD_PRELOAD": nil]), log: "\(directory)/dbus-daemon.log",
+                // Activated services inherit the daemon's environment: point them at this bus.
+                environment: DBusTestSupport.environment(with: ["LD_PRELOAD": nil, environmentVariable: address]), log: "\(directory)/dbus-daemon.log",
                 extraDescriptors: [3: pipeFDs[1]])
         } catch {
             close(pipeFDs[1])
