@@ -13,17 +13,29 @@
 /// Unix file descriptors (`h`) are not supported: a message that carries one cannot be read
 /// (`DBusError.Name.notSupported`), and the descriptor is closed.
 public indirect enum DBusValue: Sendable, Hashable {
+    /// `y`
     case byte(UInt8)
+    /// `b`
     case boolean(Bool)
+    /// `n`
     case int16(Int16)
+    /// `q`
     case uint16(UInt16)
+    /// `i`
     case int32(Int32)
+    /// `u`
     case uint32(UInt32)
+    /// `x`
     case int64(Int64)
+    /// `t`
     case uint64(UInt64)
+    /// `d`
     case double(Double)
+    /// `s` (UTF-8, no NUL)
     case string(String)
+    /// `o`
     case objectPath(String)
+    /// `g`
     case signature(String)
     /// An array whose elements all have the single complete type `elementSignature`.
     case array(elementSignature: String, [DBusValue])
