@@ -77,26 +77,23 @@ package.targets += [
     .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
     // A Swift D-Bus client on libdbus, running on an EventLoopThread. Owns lifetimes, hides C.
     .target(name: "DBus", dependencies: ["CDBus", "EventLoop"]),
-]
-package.products += [
-    .library(name: "DBus", targets: ["DBus"]),
-]
-package.targets += [
     // Test harness: private dbus-daemons, python-dbusmock services, child processes.
-    .target(name: "DBusTestSupport", dependencies: ["DBus"], path: "Tests/DBusTestSupport", exclude: ["Fixtures"]),
+    .target(name: "DBusTestSupport", dependencies: ["DBus"], path: "Tests/DBusTestSupport"),
     // The D-Bus client against private buses (dbus-daemon, python3-dbusmock).
     .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport", "EventLoop"]),
-]
-// The D-Bus sources live in NotifyBusSources beside the power-supply source.
-if let index = package.targets.firstIndex(where: { $0.name == "NotifyBusSources" }) {
-    package.targets[index].dependencies.append("DBus")
-}
-package.targets += [
     // The sensor, locale and settings sources against python-dbusmock services and the real
-    // iio-sensor-proxy under umockdev, each test on its own private dbus-daemon.
+    // iio-sensor-proxy under umockdev (Debian: dbus-daemon python3-dbusmock iio-sensor-proxy
+    // umockdev gir1.2-umockdev-1.0 python3-gi), each test on its own private dbus-daemon.
     .testTarget(
         name: "DBusSourcesTests",
         dependencies: ["NotifyBus", "NotifyBusSources", "DBus", "DBusTestSupport", "EventLoop"],
         exclude: ["Fixtures"]
     ),
 ]
+package.products += [
+    .library(name: "DBus", targets: ["DBus"]),
+]
+// The D-Bus sources live in NotifyBusSources beside the power-supply source.
+if let index = package.targets.firstIndex(where: { $0.name == "NotifyBusSources" }) {
+    package.targets[index].dependencies.append("DBus")
+}

@@ -32,14 +32,3 @@ public final class MockService: Sendable {
         try await bus.waitForNoOwner(of: name)
     }
 }
-
-/// Where the tests' own files live (templates, scripts).
-public enum Fixtures {
-    /// `Tests/DBusTestSupport/Fixtures`.
-    public static let directory: String = {
-        let file = "\(#filePath)"
-        return String(file[..<(file.lastIndex(of: "/") ?? file.endIndex)]) + "/Fixtures"
-    }()
-
-    public static func path(_ name: String) -> String { "\(directory)/\(name)" }
-}
