@@ -77,3 +77,30 @@ package.products += [
     .library(name: "EventLoop", targets: ["EventLoop"]),
     .library(name: "NotifyBusSources", targets: ["NotifyBusSources"]),
 ]
+
+// D-Bus client and the sensor, locale and settings sources (issue 4).
+package.targets += [
+    // libdbus-1, through pkg-config (Debian/Ubuntu: libdbus-1-dev).
+    .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+    // A Swift D-Bus client on libdbus, running on an EventLoopThread. Owns lifetimes, hides C.
+    .target(name: "DBus", dependencies: ["CDBus", "EventLoop"]),
+    // Test harness: private dbus-daemons, python-dbusmock services, child processes.
+    .target(name: "DBusTestSupport", dependencies: ["DBus"], path: "Tests/DBusTestSupport"),
+    // The D-Bus client against private buses (dbus-daemon, python3-dbusmock).
+    .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport", "EventLoop"]),
+    // The sensor, locale and settings sources against python-dbusmock services and the real
+    // iio-sensor-proxy under umockdev (Debian: dbus-daemon python3-dbusmock iio-sensor-proxy
+    // umockdev gir1.2-umockdev-1.0 python3-gi), each test on its own private dbus-daemon.
+    .testTarget(
+        name: "DBusSourcesTests",
+        dependencies: ["NotifyBus", "NotifyBusSources", "DBus", "DBusTestSupport", "EventLoop"],
+        exclude: ["Fixtures"]
+    ),
+]
+package.products += [
+    .library(name: "DBus", targets: ["DBus"]),
+]
+// The D-Bus sources live in NotifyBusSources beside the power-supply source.
+if let index = package.targets.firstIndex(where: { $0.name == "NotifyBusSources" }) {
+    package.targets[index].dependencies.append("DBus")
+}

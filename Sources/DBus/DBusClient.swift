@@ -1,0 +1,261 @@
+import EventLoop
+
+/// An async/await handle on a `DBusConnection`, usable from any thread or task.
+///
+/// The connection itself lives on an `EventLoopThread` (the one given, or one the client
+/// starts and stops); every method here sends a job there and awaits the result.
+///
+/// ```swift
+/// let client = try DBusClient(address: .system)
+/// try await client.waitUntilConnected()
+/// let orientation = try await client.property(
+///     destination: "net.hadess.SensorProxy", path: "/net/hadess/SensorProxy",
+///     interface: "net.hadess.SensorProxy", name: "AccelerometerOrientation")
+/// for await signal in await client.signals(matching: DBusMatchRule(member: "SettingChanged")) { … }
+/// await client.close()
+/// ```
+public final class DBusClient: Sendable {
+    /// The bus it connects to.
+    public let address: DBusAddress
+    private let loop: EventLoopThread
+    private let ownsLoop: Bool
+    private let key = LoopLocalKey<DBusConnection>()
+
+    /// Creates the connection on `loop` (or on a loop of its own) and starts connecting.
+    /// - Throws: `DBusError` (`Failed`) when the loop cannot start or is shut down.
+    public init(
+        address: DBusAddress, loop: EventLoopThread? = nil,
+        configuration: DBusConnection.Configuration = DBusConnection.Configuration()
+    ) throws(DBusError) {
+        self.address = address
+        do {
+            self.loop = try loop ?? EventLoopThread(name: "dbus-client")
+        } catch {
+            throw DBusError(name: DBusError.Name.failed, message: "event loop: \(error)")
+        }
+        ownsLoop = loop == nil
+        let key = self.key
+        do {
+            try self.loop.execute { context in
+                let connection = DBusConnection(address: address, context: context, configuration: configuration)
+                context[local: key] = connection
+                connection.connect()
+            }
+        } catch {
+            throw DBusError(name: DBusError.Name.failed, message: "event loop: \(error)")
+        }
+    }
+
+    deinit {
+        let key = self.key
+        try? loop.execute { context in
+            context[local: key]?.close()
+            context[local: key] = nil
+        }
+        if ownsLoop { loop.syncShutdown() }
+    }
+
+    /// Closes the connection (outstanding calls fail with `Disconnected`); stops its own loop.
+    public func close() async {
+        let key = self.key
+        _ = try? await loop.submit { context in
+            context[local: key]?.close()
+            context[local: key] = nil
+        }
+        if ownsLoop { await loop.shutdown() }
+    }
+
+    /// Runs `body` with the connection on the loop; `nil` when closed.
+    private func withConnection<R: Sendable>(_ body: @escaping @Sendable (DBusConnection) -> R) async -> R? {
+        let key = self.key
+        return try? await loop.submit { context in context[local: key].map(body) }
+    }
+
+    /// Runs `body` with the connection on the loop and awaits what it hands `done`.
+    private func perform<R: Sendable>(
+        _ body: @escaping @Sendable (DBusConnection, @escaping @Sendable (Result<R, DBusError>) -> Void) -> Void
+    ) async throws(DBusError) -> R {
+        let key = self.key
+        let result: Result<R, DBusError> = await withCheckedContinuation { continuation in
+            do {
+                try loop.execute { context in
+                    guard let connection = context[local: key] else {
+                        continuation.resume(returning: .failure(.disconnected("the client is closed")))
+                        return
+                    }
+                    body(connection) { continuation.resume(returning: $0) }
+                }
+            } catch {
+                continuation.resume(returning: .failure(.disconnected("the event loop is shut down")))
+            }
+        }
+        return try result.get()
+    }
+
+    /// The connection's state now.
+    public var state: DBusConnection.State {
+        get async { await withConnection { $0.state } ?? .closed }
+    }
+
+    /// Waits until the connection is registered on the bus; returns our unique name.
+    /// - Throws: `DBusError` (`NoReply`) after `timeout`; the last connection error if there was one.
+    @discardableResult
+    public func waitUntilConnected(timeout: Duration = .seconds(10)) async throws(DBusError) -> String {
+        try await perform { connection, done in
+            if let name = connection.uniqueName {
+                done(.success(name))
+                return
+            }
+            let context = connection.context
+            let finished = Box(false)
+            var token: DBusConnection.Token?
+            var lastError: DBusError?
+            let timer = context.scheduleTimer(after: timeout) { [weak connection] in
+                guard !finished.value else { return }
+                finished.value = true
+                if let token { connection?.cancel(token) }
+                done(.failure(lastError ?? DBusError(name: DBusError.Name.noReply, message: "not connected after \(timeout)")))
+            }
+            token = connection.onStateChange { [weak connection, unowned context] state in
+                switch state {
+                case .connected(let name):
+                    guard !finished.value else { return }
+                    finished.value = true
+                    context.cancelTimer(timer)
+                    if let token { connection?.cancel(token) }
+                    done(.success(name))
+                case .disconnected(let error):
+                    lastError = error
+                case .closed:
+                    guard !finished.value else { return }
+                    finished.value = true
+                    context.cancelTimer(timer)
+                    done(.failure(.disconnected("the client is closed")))
+                default:
+                    break
+                }
+            }
+        }
+    }
+
+    /// Every later change of the connection's state, until the client is closed or the stream dropped.
+    public func stateUpdates() async -> AsyncStream<DBusConnection.State> {
+        let (stream, continuation) = AsyncStream.makeStream(of: DBusConnection.State.self)
+        let loop = self.loop
+        let key = self.key
+        let registered = await withConnection { connection in
+            let token = connection.onStateChange { state in
+                continuation.yield(state)
+                if state == .closed { continuation.finish() }
+            }
+            continuation.onTermination = { _ in try? loop.execute { $0[local: key]?.cancel(token) } }
+            return true
+        }
+        if registered == nil { continuation.finish() }
+        return stream
+    }
+
+    /// Calls a method and returns its results. See `DBusConnection.call`.
+    /// - Throws: `DBusError`: the peer's error, `NoReply` on timeout, `Disconnected`, `InvalidArgs`.
+    public func call(
+        destination: String?, path: String, interface: String?, member: String, arguments: [DBusValue] = [],
+        timeout: Duration? = nil
+    ) async throws(DBusError) -> [DBusValue] {
+        try await perform { connection, done in
+            connection.call(
+                destination: destination, path: path, interface: interface, member: member, arguments: arguments,
+                timeout: timeout, reply: done)
+        }
+    }
+
+    /// Reads a property (`Properties.Get`), its variant unwrapped once.
+    public func property(
+        destination: String, path: String, interface: String, name: String, timeout: Duration? = nil
+    ) async throws(DBusError) -> DBusValue {
+        try await perform { connection, done in
+            connection.getProperty(
+                destination: destination, path: path, interface: interface, name: name, timeout: timeout, reply: done)
+        }
+    }
+
+    /// Reads every property of an interface (`Properties.GetAll`), variants unwrapped once.
+    public func allProperties(
+        destination: String, path: String, interface: String, timeout: Duration? = nil
+    ) async throws(DBusError) -> [String: DBusValue] {
+        try await perform { connection, done in
+            connection.getAllProperties(
+                destination: destination, path: path, interface: interface, timeout: timeout, reply: done)
+        }
+    }
+
+    /// Writes a property (`Properties.Set`).
+    public func setProperty(
+        destination: String, path: String, interface: String, name: String, value: DBusValue, timeout: Duration? = nil
+    ) async throws(DBusError) {
+        try await perform { connection, done in
+            connection.setProperty(
+                destination: destination, path: path, interface: interface, name: name, value: value,
+                timeout: timeout, reply: done)
+        }
+    }
+
+    /// Emits a signal, broadcast or unicast to `destination`.
+    public func emitSignal(
+        path: String, interface: String, member: String, arguments: [DBusValue] = [], destination: String? = nil
+    ) async throws(DBusError) {
+        try await perform { connection, done in
+            done(Result { () throws(DBusError) in
+                try connection.emitSignal(
+                    path: path, interface: interface, member: member, arguments: arguments, destination: destination)
+            })
+        }
+    }
+
+    /// The signals matching `rule`, broadcast or unicast to us, from the moment this returns
+    /// (the match rule is queued before any later call of this client) until the stream is
+    /// dropped or the client closed.
+    public func signals(matching rule: DBusMatchRule) async -> AsyncStream<DBusSignal> {
+        let (stream, continuation) = AsyncStream.makeStream(of: DBusSignal.self)
+        let loop = self.loop
+        let key = self.key
+        let registered = await withConnection { connection in
+            let token = connection.subscribe(rule) { continuation.yield($0) }
+            let stateToken = connection.onStateChange { if $0 == .closed { continuation.finish() } }
+            continuation.onTermination = { _ in
+                try? loop.execute { context in
+                    context[local: key]?.cancel(token)
+                    context[local: key]?.cancel(stateToken)
+                }
+            }
+            return true
+        }
+        if registered == nil { continuation.finish() }
+        return stream
+    }
+
+    /// The owner of the well-known `name` once known, then every change (`nil`: no owner).
+    public func nameOwners(of name: String) async -> AsyncStream<String?> {
+        let (stream, continuation) = AsyncStream.makeStream(of: String?.self)
+        let loop = self.loop
+        let key = self.key
+        let registered = await withConnection { connection in
+            let token = connection.watchNameOwner(name) { continuation.yield($0) }
+            let stateToken = connection.onStateChange { if $0 == .closed { continuation.finish() } }
+            continuation.onTermination = { _ in
+                try? loop.execute { context in
+                    context[local: key]?.cancel(token)
+                    context[local: key]?.cancel(stateToken)
+                }
+            }
+            return true
+        }
+        if registered == nil { continuation.finish() }
+        return stream
+    }
+}
+
+/// A mutable value shared by closures on the loop thread.
+final class Box<Value> {
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}

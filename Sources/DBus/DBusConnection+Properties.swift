@@ -1,0 +1,71 @@
+extension DBusConnection {
+    /// The interface of `Get`, `GetAll`, `Set` and `PropertiesChanged`.
+    public static let propertiesInterface = "org.freedesktop.DBus.Properties"
+
+    /// Reads one property (`org.freedesktop.DBus.Properties.Get`); `reply` gets its value with
+    /// the variant unwrapped once (a portal's double-wrapped value keeps its inner variant).
+    public func getProperty(
+        destination: String, path: String, interface: String, name: String, timeout: Duration? = nil,
+        reply: @escaping (Result<DBusValue, DBusError>) -> Void
+    ) {
+        call(
+            destination: destination, path: path, interface: Self.propertiesInterface, member: "Get",
+            arguments: [.string(interface), .string(name)], timeout: timeout
+        ) { result in
+            reply(result.flatMap { values in
+                guard values.count == 1, case .variant(let value) = values[0] else {
+                    return .failure(.invalidArgs("Get(\(interface).\(name)) returned '\(values.map(\.signature).joined())', expected 'v'"))
+                }
+                return .success(value)
+            })
+        }
+    }
+
+    /// Reads every property of `interface` (`org.freedesktop.DBus.Properties.GetAll`); `reply`
+    /// gets them by name, each variant unwrapped once.
+    public func getAllProperties(
+        destination: String, path: String, interface: String, timeout: Duration? = nil,
+        reply: @escaping (Result<[String: DBusValue], DBusError>) -> Void
+    ) {
+        call(
+            destination: destination, path: path, interface: Self.propertiesInterface, member: "GetAll",
+            arguments: [.string(interface)], timeout: timeout
+        ) { result in
+            reply(result.flatMap { values in
+                guard values.count == 1, case .dictionary("s", "v", let entries) = values[0] else {
+                    return .failure(.invalidArgs("GetAll(\(interface)) returned '\(values.map(\.signature).joined())', expected 'a{sv}'"))
+                }
+                var properties: [String: DBusValue] = [:]
+                for entry in entries {
+                    if case .string(let name) = entry.key, case .variant(let value) = entry.value { properties[name] = value }
+                }
+                return .success(properties)
+            })
+        }
+    }
+
+    /// Writes one property (`org.freedesktop.DBus.Properties.Set`).
+    public func setProperty(
+        destination: String, path: String, interface: String, name: String, value: DBusValue,
+        timeout: Duration? = nil, reply: @escaping (Result<Void, DBusError>) -> Void
+    ) {
+        call(
+            destination: destination, path: path, interface: Self.propertiesInterface, member: "Set",
+            arguments: [.string(interface), .string(name), .variant(value)], timeout: timeout
+        ) { result in reply(result.map { _ in () }) }
+    }
+
+    /// Calls `handler` for every `PropertiesChanged` of `interface` on `path` from `sender`
+    /// (a well-known name is followed across owners), broadcast or unicast to us. A signal
+    /// whose arguments are not `(s, a{sv}, as)` is passed on as a failure, so the caller can
+    /// report it.
+    @discardableResult
+    public func subscribePropertiesChanged(
+        sender: String?, path: String, interface: String,
+        handler: @escaping (Result<DBusPropertiesChange, DBusError>) -> Void
+    ) -> Token {
+        subscribe(.propertiesChanged(sender: sender, path: path, interface: interface)) { signal in
+            handler(Result { () throws(DBusError) in try DBusPropertiesChange(signal) })
+        }
+    }
+}

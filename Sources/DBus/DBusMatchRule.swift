@@ -1,0 +1,73 @@
+/// Which signals a subscription receives (`DBusConnection.subscribe(_:handler:)`).
+///
+/// Every field that is set must match; `nil` matches anything. The rule is sent to the bus
+/// (`AddMatch`) so that broadcast signals are routed to us, and is also checked here against
+/// every signal that arrives, so unicast signals (sent to our unique name, which need no match
+/// rule) are dispatched by the same rules.
+///
+/// A `sender` that is a well-known name (`net.hadess.SensorProxy`) matches signals from the
+/// name's current owner: signals carry the unique name (`:1.42`), so the connection tracks the
+/// owner (`NameOwnerChanged`) for you, across restarts of the service.
+public struct DBusMatchRule: Sendable, Hashable, CustomStringConvertible {
+    /// The sender: a well-known name, a unique name, or `nil` for any.
+    public var sender: String?
+    /// The object path.
+    public var path: String?
+    /// The interface.
+    public var interface: String?
+    /// The signal name.
+    public var member: String?
+    /// The first argument, which must be a string (or object path) equal to this.
+    public var arg0: String?
+
+    /// Creates a rule for signals.
+    public init(sender: String? = nil, path: String? = nil, interface: String? = nil, member: String? = nil, arg0: String? = nil) {
+        self.sender = sender
+        self.path = path
+        self.interface = interface
+        self.member = member
+        self.arg0 = arg0
+    }
+
+    /// `org.freedesktop.DBus.Properties.PropertiesChanged` from `sender` on `path`, for
+    /// properties of `interface` (its `arg0`).
+    public static func propertiesChanged(sender: String?, path: String, interface: String?) -> DBusMatchRule {
+        DBusMatchRule(
+            sender: sender, path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+            arg0: interface)
+    }
+
+    /// The rule in the bus's syntax: `type='signal',sender='…',…`.
+    public var text: String {
+        var parts = ["type='signal'"]
+        func add(_ key: String, _ value: String?) {
+            guard let value else { return }
+            // Inside quotes only the apostrophe is special; it is written as '\''.
+            parts.append("\(key)='" + value.replacingAll("'", with: "'\\''") + "'")
+        }
+        add("sender", sender)
+        add("path", path)
+        add("interface", interface)
+        add("member", member)
+        add("arg0", arg0)
+        return parts.joined(separator: ",")
+    }
+
+    public var description: String { text }
+
+    /// Whether `sender` names a well-known name whose owner must be tracked.
+    var wellKnownSender: String? {
+        guard let sender, !sender.hasPrefix(":"), sender != "org.freedesktop.DBus" else { return nil }
+        return sender
+    }
+}
+
+extension String {
+    func replacingAll(_ target: Character, with replacement: String) -> String {
+        var result = ""
+        for character in self {
+            if character == target { result += replacement } else { result.append(character) }
+        }
+        return result
+    }
+}

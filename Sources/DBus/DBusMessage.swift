@@ -1,0 +1,276 @@
+import CDBus
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A libdbus message, owned (one reference, released in `deinit`). Internal: C stays here.
+final class DBusMessage {
+    let pointer: OpaquePointer
+
+    /// Takes over a reference the caller owns.
+    init(adopting pointer: OpaquePointer) {
+        self.pointer = pointer
+    }
+
+    deinit { dbus_message_unref(pointer) }
+
+    /// A method call. Wraps `dbus_message_new_method_call`.
+    static func methodCall(
+        destination: String?, path: String, interface: String?, member: String
+    ) throws(DBusError) -> DBusMessage {
+        if let destination, !DBusNames.isValidBusName(destination) {
+            throw .invalidArgs("invalid bus name '\(destination)'")
+        }
+        guard DBusNames.isValidObjectPath(path) else { throw .invalidArgs("invalid object path '\(path)'") }
+        if let interface, !DBusNames.isValidInterface(interface) {
+            throw .invalidArgs("invalid interface name '\(interface)'")
+        }
+        guard DBusNames.isValidMember(member) else { throw .invalidArgs("invalid member name '\(member)'") }
+        let made = withOptionalCString(destination) { destination in
+            path.withCString { path in
+                withOptionalCString(interface) { interface in
+                    member.withCString { member in
+                        dbus_message_new_method_call(destination, path, interface, member)
+                    }
+                }
+            }
+        }
+        guard let made else { throw .noMemory }
+        return DBusMessage(adopting: made)
+    }
+
+    /// A signal. Wraps `dbus_message_new_signal` (and `dbus_message_set_destination` for a unicast one).
+    static func signal(
+        path: String, interface: String, member: String, destination: String?
+    ) throws(DBusError) -> DBusMessage {
+        guard DBusNames.isValidObjectPath(path) else { throw .invalidArgs("invalid object path '\(path)'") }
+        guard DBusNames.isValidInterface(interface) else { throw .invalidArgs("invalid interface name '\(interface)'") }
+        guard DBusNames.isValidMember(member) else { throw .invalidArgs("invalid member name '\(member)'") }
+        if let destination, !DBusNames.isValidBusName(destination) {
+            throw .invalidArgs("invalid bus name '\(destination)'")
+        }
+        let made = path.withCString { path in
+            interface.withCString { interface in
+                member.withCString { member in dbus_message_new_signal(path, interface, member) }
+            }
+        }
+        guard let made else { throw .noMemory }
+        let message = DBusMessage(adopting: made)
+        if let destination {
+            guard destination.withCString({ dbus_message_set_destination(made, $0) }) != 0 else { throw .noMemory }
+        }
+        return message
+    }
+
+    var type: Int32 { dbus_message_get_type(pointer) }
+    var sender: String? { dbus_message_get_sender(pointer).map { String(cString: $0) } }
+    var destination: String? { dbus_message_get_destination(pointer).map { String(cString: $0) } }
+    var path: String? { dbus_message_get_path(pointer).map { String(cString: $0) } }
+    var interface: String? { dbus_message_get_interface(pointer).map { String(cString: $0) } }
+    var member: String? { dbus_message_get_member(pointer).map { String(cString: $0) } }
+    var errorName: String? { dbus_message_get_error_name(pointer).map { String(cString: $0) } }
+    var signature: String { dbus_message_get_signature(pointer).map { String(cString: $0) } ?? "" }
+
+    /// Whether this is the signal `interface.member` on `path`.
+    func isSignal(path: String, interface: String, member: String) -> Bool {
+        path.withCString { path in
+            interface.withCString { interface in
+                member.withCString { member in
+                    dbus_message_is_signal(pointer, interface, member) != 0 && dbus_message_has_path(pointer, path) != 0
+                }
+            }
+        }
+    }
+
+    /// The arguments, decoded.
+    /// - Throws: `DBusError` (`NotSupported`) for a Unix file descriptor, anywhere in the message.
+    func arguments() throws(DBusError) -> [DBusValue] {
+        var iter = DBusMessageIter()
+        guard dbus_message_iter_init(pointer, &iter) != 0 else { return [] }
+        var values: [DBusValue] = []
+        while dbus_message_iter_get_arg_type(&iter) != NOTIFYBUS_DBUS_TYPE_INVALID {
+            values.append(try Self.read(&iter))
+            dbus_message_iter_next(&iter)
+        }
+        return values
+    }
+
+    /// Appends `values` as arguments (after validating them).
+    func append(_ values: [DBusValue]) throws(DBusError) {
+        for value in values { try value.validate() }
+        var iter = DBusMessageIter()
+        dbus_message_iter_init_append(pointer, &iter)
+        for value in values { try Self.write(value, to: &iter) }
+    }
+
+    /// For an error reply: the error it carries (name, and the first argument when it is a string).
+    func error() -> DBusError {
+        let name = errorName ?? DBusError.Name.failed
+        let text = (try? arguments())?.first?.stringValue ?? ""
+        return DBusError(name: name, message: text)
+    }
+
+    // MARK: Reading
+
+    private static func read(_ iter: inout DBusMessageIter) throws(DBusError) -> DBusValue {
+        let type = dbus_message_iter_get_arg_type(&iter)
+        switch type {
+        case NOTIFYBUS_DBUS_TYPE_BYTE: return .byte(basic(&iter, UInt8(0)))
+        case NOTIFYBUS_DBUS_TYPE_BOOLEAN: return .boolean(basic(&iter, dbus_bool_t(0)) != 0)
+        case NOTIFYBUS_DBUS_TYPE_INT16: return .int16(basic(&iter, Int16(0)))
+        case NOTIFYBUS_DBUS_TYPE_UINT16: return .uint16(basic(&iter, UInt16(0)))
+        case NOTIFYBUS_DBUS_TYPE_INT32: return .int32(basic(&iter, Int32(0)))
+        case NOTIFYBUS_DBUS_TYPE_UINT32: return .uint32(basic(&iter, UInt32(0)))
+        case NOTIFYBUS_DBUS_TYPE_INT64: return .int64(basic(&iter, Int64(0)))
+        case NOTIFYBUS_DBUS_TYPE_UINT64: return .uint64(basic(&iter, UInt64(0)))
+        case NOTIFYBUS_DBUS_TYPE_DOUBLE: return .double(basic(&iter, Double(0)))
+        case NOTIFYBUS_DBUS_TYPE_STRING: return .string(text(&iter))
+        case NOTIFYBUS_DBUS_TYPE_OBJECT_PATH: return .objectPath(text(&iter))
+        case NOTIFYBUS_DBUS_TYPE_SIGNATURE: return .signature(text(&iter))
+        case NOTIFYBUS_DBUS_TYPE_UNIX_FD:
+            // libdbus hands us a duplicate we own: close it, we cannot represent it.
+            let fd = basic(&iter, Int32(-1))
+            if fd >= 0 { close(fd) }
+            throw DBusError(name: DBusError.Name.notSupported, message: "Unix file descriptors ('h') are not supported")
+        case NOTIFYBUS_DBUS_TYPE_VARIANT:
+            var sub = DBusMessageIter()
+            dbus_message_iter_recurse(&iter, &sub)
+            return .variant(try read(&sub))
+        case NOTIFYBUS_DBUS_TYPE_STRUCT:
+            var sub = DBusMessageIter()
+            dbus_message_iter_recurse(&iter, &sub)
+            var fields: [DBusValue] = []
+            while dbus_message_iter_get_arg_type(&sub) != NOTIFYBUS_DBUS_TYPE_INVALID {
+                fields.append(try read(&sub))
+                dbus_message_iter_next(&sub)
+            }
+            return .structure(fields)
+        case NOTIFYBUS_DBUS_TYPE_ARRAY:
+            let full = currentSignature(&iter)
+            let element = String(full.dropFirst())
+            var sub = DBusMessageIter()
+            dbus_message_iter_recurse(&iter, &sub)
+            if element.hasPrefix("{") {
+                let inner = element.dropFirst().dropLast()
+                let key = String(inner.prefix(1))
+                let value = String(inner.dropFirst())
+                var entries: [DBusDictionaryEntry] = []
+                while dbus_message_iter_get_arg_type(&sub) == NOTIFYBUS_DBUS_TYPE_DICT_ENTRY {
+                    var entry = DBusMessageIter()
+                    dbus_message_iter_recurse(&sub, &entry)
+                    let k = try read(&entry)
+                    dbus_message_iter_next(&entry)
+                    let v = try read(&entry)
+                    entries.append(DBusDictionaryEntry(key: k, value: v))
+                    dbus_message_iter_next(&sub)
+                }
+                return .dictionary(keySignature: key, valueSignature: value, entries)
+            }
+            var elements: [DBusValue] = []
+            while dbus_message_iter_get_arg_type(&sub) != NOTIFYBUS_DBUS_TYPE_INVALID {
+                elements.append(try read(&sub))
+                dbus_message_iter_next(&sub)
+            }
+            return .array(elementSignature: element, elements)
+        default:
+            throw DBusError(name: DBusError.Name.notSupported, message: "unknown D-Bus type code \(type)")
+        }
+    }
+
+    private static func basic<T: BitwiseCopyable>(_ iter: inout DBusMessageIter, _ initial: T) -> T {
+        var value = initial
+        dbus_message_iter_get_basic(&iter, &value)
+        return value
+    }
+
+    private static func text(_ iter: inout DBusMessageIter) -> String {
+        var pointer: UnsafePointer<CChar>? = nil
+        dbus_message_iter_get_basic(&iter, &pointer)
+        return pointer.map { String(cString: $0) } ?? ""
+    }
+
+    private static func currentSignature(_ iter: inout DBusMessageIter) -> String {
+        guard let raw = dbus_message_iter_get_signature(&iter) else { return "" }
+        defer { dbus_free(raw) }
+        return String(cString: raw)
+    }
+
+    // MARK: Writing
+
+    private static func write(_ value: DBusValue, to iter: inout DBusMessageIter) throws(DBusError) {
+        let ok: Bool
+        switch value {
+        case .byte(let v): ok = appendBasic(&iter, NOTIFYBUS_DBUS_TYPE_BYTE, v)
+        case .boolean(let v): ok = appendBasic(&iter, NOTIFYBUS_DBUS_TYPE_BOOLEAN, dbus_bool_t(v ? 1 : 0))
+        case .int16(let v): ok = appendBasic(&iter, NOTIFYBUS_DBUS_TYPE_INT16, v)
+        case .uint16(let v): ok = appendBasic(&iter, NOTIFYBUS_DBUS_TYPE_UINT16, v)
+        case .int32(let v): ok = appendBasic(&iter, NOTIFYBUS_DBUS_TYPE_INT32, v)
+        case .uint32(let v): ok = appendBasic(&iter, NOTIFYBUS_DBUS_TYPE_UINT32, v)
+        case .int64(let v): ok = appendBasic(&iter, NOTIFYBUS_DBUS_TYPE_INT64, v)
+        case .uint64(let v): ok = appendBasic(&iter, NOTIFYBUS_DBUS_TYPE_UINT64, v)
+        case .double(let v): ok = appendBasic(&iter, NOTIFYBUS_DBUS_TYPE_DOUBLE, v)
+        case .string(let s): ok = appendText(&iter, NOTIFYBUS_DBUS_TYPE_STRING, s)
+        case .objectPath(let s): ok = appendText(&iter, NOTIFYBUS_DBUS_TYPE_OBJECT_PATH, s)
+        case .signature(let s): ok = appendText(&iter, NOTIFYBUS_DBUS_TYPE_SIGNATURE, s)
+        case .variant(let inner):
+            ok = try container(&iter, NOTIFYBUS_DBUS_TYPE_VARIANT, inner.signature) { (sub: inout DBusMessageIter) throws(DBusError) in
+                try write(inner, to: &sub)
+            }
+        case .structure(let fields):
+            ok = try container(&iter, NOTIFYBUS_DBUS_TYPE_STRUCT, nil) { (sub: inout DBusMessageIter) throws(DBusError) in
+                for field in fields { try write(field, to: &sub) }
+            }
+        case .array(let element, let values):
+            ok = try container(&iter, NOTIFYBUS_DBUS_TYPE_ARRAY, element) { (sub: inout DBusMessageIter) throws(DBusError) in
+                for element in values { try write(element, to: &sub) }
+            }
+        case .dictionary(let key, let valueType, let entries):
+            ok = try container(&iter, NOTIFYBUS_DBUS_TYPE_ARRAY, "{" + key + valueType + "}") { (sub: inout DBusMessageIter) throws(DBusError) in
+                for entry in entries {
+                    let entryOK = try container(&sub, NOTIFYBUS_DBUS_TYPE_DICT_ENTRY, nil) { (pair: inout DBusMessageIter) throws(DBusError) in
+                        try write(entry.key, to: &pair)
+                        try write(entry.value, to: &pair)
+                    }
+                    if !entryOK { throw .noMemory }
+                }
+            }
+        }
+        if !ok { throw .noMemory }
+    }
+
+    private static func appendBasic<T: BitwiseCopyable>(_ iter: inout DBusMessageIter, _ type: Int32, _ value: T) -> Bool {
+        var value = value
+        return dbus_message_iter_append_basic(&iter, type, &value) != 0
+    }
+
+    private static func appendText(_ iter: inout DBusMessageIter, _ type: Int32, _ text: String) -> Bool {
+        text.withCString { pointer in
+            var pointer: UnsafePointer<CChar>? = pointer
+            return dbus_message_iter_append_basic(&iter, type, &pointer) != 0
+        }
+    }
+
+    /// Opens a container, fills it, closes it (or abandons it when filling fails).
+    private static func container(
+        _ iter: inout DBusMessageIter, _ type: Int32, _ signature: String?,
+        _ fill: (inout DBusMessageIter) throws(DBusError) -> Void
+    ) throws(DBusError) -> Bool {
+        var sub = DBusMessageIter()
+        let opened = withOptionalCString(signature) { dbus_message_iter_open_container(&iter, type, $0, &sub) }
+        guard opened != 0 else { return false }
+        do {
+            try fill(&sub)
+        } catch {
+            dbus_message_iter_abandon_container(&iter, &sub)
+            throw error
+        }
+        return dbus_message_iter_close_container(&iter, &sub) != 0
+    }
+}
+
+/// Calls `body` with a C string for `text`, or `nil`.
+func withOptionalCString<R>(_ text: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
+    guard let text else { return body(nil) }
+    return text.withCString { body($0) }
+}

@@ -1,0 +1,126 @@
+import DBus
+import EventLoop
+import NotifyBus
+
+/// The system locale from systemd-localed (`org.freedesktop.locale1` on the system bus) and the
+/// locale files, published as CONTRACT.md §1's `locale`: an object of locale variables, e.g.
+/// `{"LANG": "de_DE.UTF-8", "LC_TIME": "en_GB.UTF-8"}`, in the order localed lists them.
+///
+/// What it does:
+/// - Reads `Locale` (`as` of `NAME=value`) with `Properties.Get` at start, after every
+///   reconnection to the bus and whenever `org.freedesktop.locale1` gets a new owner. The call
+///   goes to the well-known name, so it bus-activates localed when it is not running.
+/// - Follows `PropertiesChanged` from whichever process owns the name: localed exits after ~30 s
+///   idle and the next activation has a new unique name, which the connection's name-owner
+///   tracking follows. An idle exit changes nothing here (the value stays, status stays running).
+/// - Watches the locale files (`/etc/locale.conf`, then `/etc/default/locale`; configurable)
+///   with inotify on their directories, for edits that bypass localed: after an edit it asks
+///   localed again (localed re-reads its file when it changed) or, when localed cannot be
+///   reached, reads the files itself (the first that exists wins, as localed does).
+/// - Every read publishes through `publishIfChanged`.
+///
+/// Entries without `=` and a `Locale` of the wrong type are reported in `problems` and skipped.
+/// Status: `running` while it can read the locale (from localed or the files); `unavailable`
+/// while the bus is unreachable (file edits are still read and published then).
+public final class LocaleSource: NotifyBusSource {
+    /// How the source behaves.
+    public struct Configuration: Sendable {
+        /// The bus localed is on (the system bus, honouring `DBUS_SYSTEM_BUS_ADDRESS`).
+        public var address: DBusAddress
+        /// The locale files to watch, in order of precedence.
+        public var files: [String]
+        /// Timeouts, and reconnection backoff.
+        public var connection: DBusConnection.Configuration
+
+        /// Creates a configuration.
+        public init(
+            address: DBusAddress = .system, files: [String] = ["/etc/locale.conf", "/etc/default/locale"],
+            connection: DBusConnection.Configuration = .init(defaultTimeout: .seconds(10))
+        ) {
+            self.address = address
+            self.files = files
+            self.connection = connection
+        }
+    }
+
+    /// `"locale"`.
+    public let name = "locale"
+    /// `locale`.
+    public let keyPatterns: [KeyPattern] = ["locale"]
+    /// The bus it publishes to.
+    public let bus: NotificationBus
+    /// Its configuration.
+    public let configuration: Configuration
+    /// Problems met and skipped.
+    public let problems = SourceProblemLog()
+
+    private let host: LoopSourceHost<LocaleWatcher>
+
+    /// Creates the source; nothing happens until `run()`.
+    public init(bus: NotificationBus, loop: EventLoopThread? = nil, configuration: Configuration = Configuration()) {
+        self.bus = bus
+        self.configuration = configuration
+        host = LoopSourceHost(name: "locale", loop: loop)
+    }
+
+    /// The status it last reported.
+    public var status: SourceStatus { host.reporter.current }
+
+    /// The current status, then every change, until `run()` returns.
+    public func statusUpdates() -> AsyncStream<SourceStatus> { host.reporter.updates() }
+
+    /// Watches until the task is cancelled.
+    public func run() async throws {
+        let bus = self.bus
+        let configuration = self.configuration
+        let reporter = host.reporter
+        let problems = self.problems
+        try await host.run { context in
+            LocaleWatcher(
+                bus: bus, configuration: configuration, context: context,
+                report: { reporter.report($0) }, problem: { problems.report($0) })
+        }
+    }
+
+    /// Reads the locale again and publishes it if it differs; returns when done.
+    public func reread() async { await host.reread() }
+
+    /// The `locale` value for localed's `NAME=value` entries; entries without a name or `=` are
+    /// returned in `invalid`. A repeated name keeps its first position and last value.
+    public static func object(from entries: [String]) -> (value: JSONObject, invalid: [String]) {
+        var object = JSONObject()
+        var invalid: [String] = []
+        for entry in entries {
+            guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex else {
+                invalid.append(entry)
+                continue
+            }
+            object[String(entry[..<equals])] = .string(String(entry[entry.index(after: equals)...]))
+        }
+        return (object, invalid)
+    }
+
+    /// The `NAME=value` entries of a locale file (`/etc/locale.conf`, `/etc/default/locale`):
+    /// blank lines and `#` comments skipped, an `export ` prefix dropped, quotes around the value removed.
+    public static func entries(fromFile text: String) -> [String] {
+        var entries: [String] = []
+        for rawLine in text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {
+            var line = Substring(rawLine)
+            while let first = line.first, first.isWhitespace { line.removeFirst() }
+            while let last = line.last, last.isWhitespace { line.removeLast() }
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            if line.hasPrefix("export ") { line = line.dropFirst("export ".count) }
+            guard let equals = line.firstIndex(of: "=") else {
+                entries.append(String(line))
+                continue
+            }
+            let name = line[..<equals]
+            var value = line[line.index(after: equals)...]
+            if value.count >= 2, let first = value.first, first == "\"" || first == "'", value.last == first {
+                value = value.dropFirst().dropLast()
+            }
+            entries.append("\(name)=\(value)")
+        }
+        return entries
+    }
+}

@@ -1,0 +1,295 @@
+import DBus
+import EventLoop
+import NotifyBus
+
+/// The loop-side part of `SensorProxySource`: its D-Bus connection, claims and readings.
+final class SensorProxyWatcher: LoopWatcher {
+    static let service = "net.hadess.SensorProxy"
+    static let path = "/net/hadess/SensorProxy"
+    static let interface = "net.hadess.SensorProxy"
+
+    enum Sensor: CaseIterable {
+        case accelerometer, light, proximity
+
+        var hasProperty: String {
+            switch self {
+            case .accelerometer: "HasAccelerometer"
+            case .light: "HasAmbientLight"
+            case .proximity: "HasProximity"
+            }
+        }
+
+        var method: String {
+            switch self {
+            case .accelerometer: "Accelerometer"
+            case .light: "Light"
+            case .proximity: "Proximity"
+            }
+        }
+
+        var readings: [String] {
+            switch self {
+            case .accelerometer: ["AccelerometerOrientation"]
+            case .light: ["LightLevel", "LightLevelUnit"]
+            case .proximity: ["ProximityNear"]
+            }
+        }
+    }
+
+    private let bus: NotificationBus
+    private let configuration: SensorProxySource.Configuration
+    private unowned let context: LoopContext
+    private let report: (SourceStatus) -> Void
+    private let problem: (String) -> Void
+    private let connection: DBusConnection
+
+    /// The service's current owner; `nil` when absent.
+    private var owner: String?
+    /// Bumped at every owner change, so replies for an earlier owner are ignored.
+    private var epoch = 0
+    private var has: [Sensor: Bool] = [:]
+    private var claiming: Set<Sensor> = []
+    private var claimed: Set<Sensor> = []
+    /// Sensors whose readings are trusted (a reading arrived after the claim, or it settled).
+    private var settled: Set<Sensor> = []
+    private var settleTimers: [Sensor: LoopTimer] = [:]
+    private var lightLevel: Double?
+    private var lightUnit: String?
+    private var stopped = false
+
+    init(
+        bus: NotificationBus, configuration: SensorProxySource.Configuration, context: LoopContext,
+        report: @escaping (SourceStatus) -> Void, problem: @escaping (String) -> Void
+    ) {
+        self.bus = bus
+        self.configuration = configuration
+        self.context = context
+        self.report = report
+        self.problem = problem
+        connection = DBusConnection(address: configuration.address, context: context, configuration: configuration.connection)
+    }
+
+    func start(in context: LoopContext) {
+        report(.unavailable(reason: "connecting to the \(configuration.address)"))
+        connection.onStateChange { [weak self] state in
+            guard let self else { return }
+            if case .disconnected(let error) = state {
+                self.forgetService()
+                self.report(.unavailable(reason: "\(self.configuration.address) unreachable: \(error)"))
+            }
+        }
+        connection.subscribePropertiesChanged(sender: Self.service, path: Self.path, interface: Self.interface) {
+            [weak self] result in
+            switch result {
+            case .success(let change): self?.changed(change)
+            case .failure(let error): self?.problem("unexpected signal: \(error)")
+            }
+        }
+        connection.watchNameOwner(Self.service) { [weak self] owner in self?.ownerChanged(owner) }
+        connection.connect()
+    }
+
+    func stop(in context: LoopContext, then done: @escaping () -> Void) {
+        stopped = true
+        for timer in settleTimers.values { context.cancelTimer(timer) }
+        settleTimers = [:]
+        let toRelease = owner == nil ? [] : Sensor.allCases.filter { claimed.contains($0) || claiming.contains($0) }
+        let countdown = Countdown(toRelease.count) { [connection] in
+            connection.close()
+            done()
+        }
+        for sensor in toRelease {
+            connection.call(
+                destination: Self.service, path: Self.path, interface: Self.interface,
+                member: "Release" + sensor.method, timeout: .seconds(1)
+            ) { _ in countdown.signal() }
+        }
+    }
+
+    func reread(then done: @escaping () -> Void) {
+        guard owner != nil, !stopped else {
+            done()
+            return
+        }
+        readAll(then: done)
+    }
+
+    // MARK: The service
+
+    private func forgetService() {
+        owner = nil
+        epoch += 1
+        has = [:]
+        claiming = []
+        claimed = []
+        settled = []
+        for timer in settleTimers.values { context.cancelTimer(timer) }
+        settleTimers = [:]
+    }
+
+    private func ownerChanged(_ newOwner: String?) {
+        guard !stopped, newOwner != owner else { return }
+        forgetService()
+        owner = newOwner
+        guard newOwner != nil else {
+            report(.unavailable(reason: "iio-sensor-proxy (\(Self.service)) is not running"))
+            return
+        }
+        readAll(then: {})
+    }
+
+    private func readAll(then done: @escaping () -> Void) {
+        let epoch = self.epoch
+        connection.getAllProperties(destination: Self.service, path: Self.path, interface: Self.interface) {
+            [weak self] result in
+            defer { done() }
+            guard let self, self.epoch == epoch, !self.stopped else { return }
+            switch result {
+            case .success(let properties):
+                self.apply(properties, trusted: false)
+                self.updateStatus()
+            case .failure(let error):
+                self.problem("GetAll(\(Self.interface)) failed: \(error)")
+                self.report(.unavailable(reason: "cannot read \(Self.service): \(error)"))
+            }
+        }
+    }
+
+    private func updateStatus() {
+        guard owner != nil else { return }
+        if Sensor.allCases.contains(where: { has[$0] == true }) {
+            report(.running)
+        } else {
+            report(.unavailable(reason: "iio-sensor-proxy reports no sensors"))
+        }
+    }
+
+    private func changed(_ change: DBusPropertiesChange) {
+        guard !stopped, owner != nil, change.interface == Self.interface else { return }
+        apply(change.changed, trusted: true)
+        if !change.invalidated.isEmpty { readAll(then: {}) }
+        updateStatus()
+    }
+
+    // MARK: Claims
+
+    private func claim(_ sensor: Sensor) {
+        guard !claiming.contains(sensor), !claimed.contains(sensor), owner != nil else { return }
+        claiming.insert(sensor)
+        let epoch = self.epoch
+        connection.call(
+            destination: Self.service, path: Self.path, interface: Self.interface, member: "Claim" + sensor.method
+        ) { [weak self] result in
+            guard let self, self.epoch == epoch, !self.stopped else { return }
+            self.claiming.remove(sensor)
+            switch result {
+            case .success:
+                guard self.has[sensor] == true else { return }
+                self.claimed.insert(sensor)
+                self.scheduleSettle(sensor)
+            case .failure(let error):
+                self.problem("Claim\(sensor.method) failed: \(error)")
+            }
+        }
+    }
+
+    private func scheduleSettle(_ sensor: Sensor) {
+        if let timer = settleTimers[sensor] { context.cancelTimer(timer) }
+        settleTimers[sensor] = context.scheduleTimer(after: configuration.settleDelay) { [weak self] in
+            guard let self else { return }
+            self.settleTimers[sensor] = nil
+            self.settled.insert(sensor)
+            self.readAll(then: {})
+        }
+    }
+
+    // MARK: Properties
+
+    /// Applies properties from `GetAll` (`trusted` false) or a signal (`trusted` true).
+    private func apply(_ properties: [String: DBusValue], trusted: Bool) {
+        for sensor in Sensor.allCases {
+            guard let value = properties[sensor.hasProperty] else { continue }
+            guard case .boolean(let present) = value else {
+                wrongType(sensor.hasProperty, value, expected: "b")
+                continue
+            }
+            let had = has[sensor] ?? false
+            has[sensor] = present
+            if present {
+                claim(sensor)
+            } else if had {
+                sensorRemoved(sensor)
+            }
+        }
+        // Light's unit is kept from any read, so a reading of the level alone can be published.
+        if let value = properties["LightLevelUnit"] {
+            if case .string(let unit) = value, unit == "lux" || unit == "vendor" {
+                lightUnit = unit
+            } else {
+                wrongType("LightLevelUnit", value, expected: "s ('lux' or 'vendor')")
+            }
+        }
+        for sensor in Sensor.allCases where has[sensor] == true && claimed.contains(sensor) {
+            guard sensor.readings.contains(where: { properties[$0] != nil }) else { continue }
+            if trusted, !settled.contains(sensor) {
+                // The first reading after the claim: the value is live from now on.
+                settled.insert(sensor)
+                if let timer = settleTimers.removeValue(forKey: sensor) { context.cancelTimer(timer) }
+            }
+            guard settled.contains(sensor) else { continue }
+            publishReadings(of: sensor, from: properties)
+        }
+    }
+
+    private func publishReadings(of sensor: Sensor, from properties: [String: DBusValue]) {
+        switch sensor {
+        case .accelerometer:
+            guard let value = properties["AccelerometerOrientation"] else { return }
+            guard case .string(let raw) = value else {
+                wrongType("AccelerometerOrientation", value, expected: "s")
+                return
+            }
+            guard let orientation = SensorProxySource.orientation(for: raw) else {
+                problem("AccelerometerOrientation has an unknown value '\(raw)'; skipped")
+                return
+            }
+            bus.publishIfChanged("orientation", .string(orientation))
+        case .proximity:
+            guard let value = properties["ProximityNear"] else { return }
+            guard case .boolean(let near) = value else {
+                wrongType("ProximityNear", value, expected: "b")
+                return
+            }
+            bus.publishIfChanged("proximity", .bool(near))
+        case .light:
+            if let value = properties["LightLevel"] {
+                guard case .double(let level) = value, level.isFinite else {
+                    wrongType("LightLevel", value, expected: "d")
+                    return
+                }
+                lightLevel = level
+            }
+            guard let level = lightLevel else { return }
+            let unit = lightUnit ?? "lux"
+            bus.publishIfChanged("light", .object(["level": .number(level), "unit": .string(unit)]))
+        }
+    }
+
+    private func sensorRemoved(_ sensor: Sensor) {
+        claimed.remove(sensor)
+        claiming.remove(sensor)
+        settled.remove(sensor)
+        if let timer = settleTimers.removeValue(forKey: sensor) { context.cancelTimer(timer) }
+        switch sensor {
+        case .accelerometer: bus.publishIfChanged("orientation", "unknown")
+        case .proximity: bus.publishIfChanged("proximity", .null)
+        case .light:
+            lightLevel = nil
+            bus.publishIfChanged("light", .null)
+        }
+    }
+
+    private func wrongType(_ property: String, _ value: DBusValue, expected: String) {
+        problem("\(property) has type '\(value.signature)' (\(value)), expected '\(expected)'; skipped")
+    }
+}

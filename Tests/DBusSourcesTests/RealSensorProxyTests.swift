@@ -1,0 +1,120 @@
+import DBus
+import DBusTestSupport
+import NotifyBus
+import NotifyBusSources
+import Testing
+
+/// The REAL iio-sensor-proxy (Debian's /usr/sbin/iio-sensor-proxy) on umockdev IIO devices
+/// (Fixtures/iio_testbed.py, SOURCES.md §2), on a private system bus. Only the test bed and
+/// the daemon run under umockdev's preload; the bus and this process do not.
+final class IIOTestbed {
+    let process: LineChild
+
+    init(bus: PrivateBus) throws {
+        process = try LineChild(
+            "/usr/bin/python3", [fixture("iio_testbed.py")],
+            environment: bus.environment(extra: [
+                "LD_PRELOAD": "libumockdev-preload.so.0", "UMOCKDEV_DIR": nil,
+                "IIO_PROXY_LOG": bus.directory + "/iio-sensor-proxy.log", "PYTHONDONTWRITEBYTECODE": "1",
+            ]),
+            log: bus.directory + "/iio_testbed.log")
+        guard let line = process.readLine(timeout: .seconds(20)), line.contains("root") else {
+            throw Spawned.Failure("iio_testbed.py did not start")
+        }
+    }
+
+    deinit {
+        process.send(#"{"op": "quit"}"#)
+        process.waitForExit(timeout: .seconds(10))
+    }
+
+    func request(_ json: String) throws {
+        let answer = try process.request(json)
+        guard answer.contains("\"ok\": true") else { throw Spawned.Failure("iio_testbed.py: \(answer)") }
+    }
+
+    func add(_ name: String) throws { try request(#"{"op": "add", "name": "\#(name)"}"#) }
+    func start() throws { try request(#"{"op": "start"}"#) }
+    func stop() throws { try request(#"{"op": "stop"}"#) }
+
+    func set(_ name: String, _ attributes: [String: String]) throws {
+        let members = attributes.map { "\"\($0.key)\": \"\($0.value)\"" }.joined(separator: ", ")
+        try request(#"{"op": "set", "name": "\#(name)", "attributes": {\#(members)}}"#)
+    }
+
+    /// Tilts the accelerometer so `edge` points up (`normal` is the top edge).
+    func orient(_ raw: String) throws {
+        let (x, y) = switch raw {
+        case "left-up": ("1000", "0")
+        case "right-up": ("-1000", "0")
+        case "bottom-up": ("0", "1000")
+        default: ("0", "-1000")
+        }
+        try set("accel", ["in_accel_x_raw": x, "in_accel_y_raw": y])
+    }
+}
+
+@Suite("SensorProxySource with the real iio-sensor-proxy under umockdev", .serialized)
+struct RealSensorProxyTests {
+    @Test func realDaemonOrientationProximityLightSuspendAndRestart() async throws {
+        let bus = try PrivateBus()
+        let testbed = try IIOTestbed(bus: bus)
+        try testbed.add("accel")
+        try testbed.add("proximity")
+        try testbed.add("als")
+        try testbed.start()
+        try await bus.waitForOwner(of: "net.hadess.SensorProxy")
+
+        let notifications = NotificationBus()
+        let running = RunningSource(
+            SensorProxySource(
+                bus: notifications,
+                configuration: .init(address: bus.dbusAddress, connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(500)))),
+            bus: notifications)
+        #expect(await running.waitFor("orientation", "portrait"))
+        #expect(await running.waitFor("proximity", true))
+        #expect(await running.waitFor("light", ["level": 10.0, "unit": "lux"]))
+        #expect(running.source.status == .running)
+        // The defaults the daemon reports before its first poll were never published.
+        #expect(running.values("orientation") == ["portrait"])
+        #expect(running.values("proximity") == [true])
+
+        try testbed.orient("left-up")
+        #expect(await running.waitFor("orientation", "landscape-left"))
+        try testbed.set("proximity", ["in_proximity_raw": "0"])
+        #expect(await running.waitFor("proximity", false))
+        try testbed.set("als", ["in_illuminance_input": "250"])
+        #expect(await running.waitFor("light", ["level": 250.0, "unit": "lux"]))
+
+        // Orientation changes while a subscriber is suspended: one notification on resume.
+        let suspended = Recorder<SubscriptionEvent>()
+        let subscriber = notifications.subscribe(["orientation"]) { suspended.append($0) }
+        subscriber.suspend()
+        for (raw, mapped) in [("bottom-up", "portrait-upside-down"), ("right-up", "landscape-right")] {
+            try testbed.orient(raw)
+            #expect(await running.waitFor("orientation", .string(mapped)))
+        }
+        subscriber.resume()
+        let flushed = suspended.all.compactMap(\.notification)
+        #expect(flushed.count == 1)
+        #expect(flushed.first?.value == "landscape-right")
+        #expect(flushed.first?.coalesced == 2)
+
+        // The daemon stops and starts again: unavailable, then running; the unchanged
+        // orientation is not published again, new values flow.
+        let orientationsBefore = running.values("orientation").count
+        try testbed.stop()
+        #expect(await running.waitForStatus("unavailable"))
+        try testbed.start()
+        #expect(await running.waitForStatus("running"))
+        try await Task.sleep(for: .seconds(2))  // past the claim, first poll and settle re-read
+        #expect(running.values("orientation").count == orientationsBefore)
+        try testbed.orient("normal")
+        #expect(await running.waitFor("orientation", "portrait"))
+        try testbed.set("proximity", ["in_proximity_raw": "256"])
+        #expect(await running.waitFor("proximity", true))
+        #expect(running.source.problems.recent.isEmpty)
+        try await running.stop()
+        try testbed.stop()
+    }
+}

@@ -1,0 +1,159 @@
+import DBus
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A private `dbus-daemon` for one test (SOURCES.md §1), never the machine's bus.
+///
+/// Its address has no `guid`, so a client can reconnect to a restarted daemon on the same socket.
+public final class PrivateBus: Sendable {
+    public enum Kind: String, Sendable { case system, session }
+
+    public let kind: Kind
+    /// The temporary directory with the config, socket, service files and logs.
+    public let directory: String
+    /// `unix:path=<directory>/bus_socket`.
+    public let address: String
+    private let daemon = Mutex<Spawned?>(nil)
+
+    /// Starts a daemon and waits until it listens.
+    public init(_ kind: Kind = .system) throws {
+        self.kind = kind
+        directory = try makeTemporaryDirectory("notifybus-dbus")
+        address = "unix:path=\(directory)/bus_socket"
+        mkdir("\(directory)/services", 0o755)
+        try writeFile("\(directory)/bus.conf", """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>\(kind.rawValue)</type>
+              <keep_umask/>
+              <listen>\(address)</listen>
+              <auth>EXTERNAL</auth>
+              <servicedir>\(directory)/services</servicedir>
+              <policy context="default">
+                <allow user="*"/>
+                <allow own="*"/>
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow receive_sender="*"/>
+                <allow eavesdrop="true"/>
+              </policy>
+            </busconfig>
+            """)
+        try start()
+    }
+
+    deinit {
+        stop()
+        removeTree(directory)
+    }
+
+    /// The environment variable that points clients at this bus.
+    public var environmentVariable: String {
+        kind == .system ? "DBUS_SYSTEM_BUS_ADDRESS" : "DBUS_SESSION_BUS_ADDRESS"
+    }
+
+    /// Where clients of the library connect.
+    public var dbusAddress: DBusAddress { .address(address) }
+
+    /// Starts the daemon (again) and waits until it prints its address.
+    public func start() throws {
+        var pipeFDs: [Int32] = [-1, -1]
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        guard socketpair(AF_UNIX, type, 0, &pipeFDs) == 0 else { throw Spawned.Failure("socketpair: errno \(errno)") }
+        defer { close(pipeFDs[0]) }
+        let spawned: Spawned
+        do {
+            spawned = try Spawned(
+                "/usr/bin/dbus-daemon",
+                ["--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile", "--nosyslog", "--print-address=3"],
+                // Activated services inherit the daemon's environment: point them at this bus.
+                environment: DBusTestSupport.environment(with: ["LD_PRELOAD": nil, environmentVariable: address]), log: "\(directory)/dbus-daemon.log",
+                extraDescriptors: [3: pipeFDs[1]])
+        } catch {
+            close(pipeFDs[1])
+            throw error
+        }
+        close(pipeFDs[1])
+        // Wait for the address line (the daemon listens before it prints it).
+        var collected: [UInt8] = []
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !collected.contains(UInt8(ascii: "\n")) {
+            guard ContinuousClock.now < deadline else { throw Spawned.Failure("dbus-daemon printed no address") }
+            var descriptor = pollfd(fd: pipeFDs[0], events: Int16(POLLIN), revents: 0)
+            if poll(&descriptor, 1, 100) <= 0 { continue }
+            var chunk = [UInt8](repeating: 0, count: 512)
+            let n = read(pipeFDs[0], &chunk, chunk.count)
+            if n <= 0 { throw Spawned.Failure("dbus-daemon exited; see \(directory)/dbus-daemon.log") }
+            collected += chunk[0..<n]
+        }
+        daemon.withLock { $0 = spawned }
+    }
+
+    /// Stops the daemon (SIGTERM, then SIGKILL): every client is disconnected.
+    public func stop() {
+        let spawned = daemon.withLock { daemon -> Spawned? in
+            defer { daemon = nil }
+            return daemon
+        }
+        spawned?.terminate()
+    }
+
+    /// Installs a bus-activation file for `name` running `exec`, and asks the daemon to reload.
+    public func installService(name: String, exec: String) async throws {
+        try writeFile("\(directory)/services/\(name).service", "[D-BUS Service]\nName=\(name)\nExec=\(exec)\n")
+        let client = try DBusClient(address: dbusAddress)
+        try await client.waitUntilConnected()
+        _ = try await client.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "ReloadConfig")
+        await client.close()
+    }
+
+    /// Waits until `name` has an owner on this bus (or `timeout`); returns the owner.
+    @discardableResult
+    public func waitForOwner(of name: String, timeout: Duration = .seconds(10)) async throws -> String {
+        let client = try DBusClient(address: dbusAddress)
+        defer { Task { await client.close() } }
+        try await client.waitUntilConnected()
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let owner = try? await client.call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "GetNameOwner", arguments: [.string(name)]).first?.stringValue
+            {
+                return owner
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw Spawned.Failure("\(name) got no owner within \(timeout)")
+    }
+
+    /// Waits until `name` has no owner on this bus.
+    public func waitForNoOwner(of name: String, timeout: Duration = .seconds(10)) async throws {
+        let client = try DBusClient(address: dbusAddress)
+        defer { Task { await client.close() } }
+        try await client.waitUntilConnected()
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            do {
+                _ = try await client.call(
+                    destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                    member: "GetNameOwner", arguments: [.string(name)])
+            } catch {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw Spawned.Failure("\(name) still has an owner after \(timeout)")
+    }
+
+    /// The environment for a process that should use this bus (preload removed).
+    public func environment(extra: [String: String?] = [:]) -> [String: String] {
+        var changes: [String: String?] = [environmentVariable: address, "LD_PRELOAD": nil]
+        for (name, value) in extra { changes[name] = value }
+        return DBusTestSupport.environment(with: changes)
+    }
+}
