@@ -20,7 +20,7 @@ let package = Package(
         .executableTarget(
             name: "notifywatch",
             dependencies: [
-                "NotifyBus", "NotifyBusLog", "NotifyBusSources", "EventLoop",
+                "NotifyBus", "NotifyBusLog", "NotifyBusSources", "EventLoop", "DBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

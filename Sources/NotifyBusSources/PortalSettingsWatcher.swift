@@ -31,7 +31,7 @@ final class PortalSettingsWatcher: LoopWatcher {
     }
 
     func start(in context: LoopContext) {
-        report(.unavailable(reason: "connecting to the \(configuration.address)"))
+        report(.starting(reason: "connecting to the \(configuration.address)"))
         connection.onStateChange { [weak self] state in
             guard let self else { return }
             switch state {

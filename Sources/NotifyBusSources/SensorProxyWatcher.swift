@@ -53,6 +53,8 @@ final class SensorProxyWatcher: LoopWatcher {
     /// Sensors whose readings are trusted (a reading arrived after the claim, or it settled).
     private var settled: Set<Sensor> = []
     private var settleTimers: [Sensor: LoopTimer] = [:]
+    /// Sensors whose claim failed: nothing to wait for.
+    private var unclaimable: Set<Sensor> = []
     private var lightLevel: Double?
     private var lightUnit: String?
     private var stopped = false
@@ -70,7 +72,7 @@ final class SensorProxyWatcher: LoopWatcher {
     }
 
     func start(in context: LoopContext) {
-        report(.unavailable(reason: "connecting to the \(configuration.address)"))
+        report(.starting(reason: "connecting to the \(configuration.address)"))
         connection.onStateChange { [weak self] state in
             guard let self else { return }
             if case .disconnected(let error) = state {
@@ -123,6 +125,7 @@ final class SensorProxyWatcher: LoopWatcher {
         claiming = []
         claimed = []
         settled = []
+        unclaimable = []
         for timer in settleTimers.values { context.cancelTimer(timer) }
         settleTimers = [:]
     }
@@ -155,12 +158,17 @@ final class SensorProxyWatcher: LoopWatcher {
         }
     }
 
+    /// Running once every sensor present has its first trusted reading published (or could
+    /// not be claimed); starting until then, so that "running" means "the state is published".
     private func updateStatus() {
         guard owner != nil else { return }
-        if Sensor.allCases.contains(where: { has[$0] == true }) {
+        let present = Sensor.allCases.filter { has[$0] == true }
+        if present.isEmpty {
+            report(.unavailable(reason: "iio-sensor-proxy reports no sensors"))
+        } else if present.allSatisfy({ settled.contains($0) || unclaimable.contains($0) }) {
             report(.running)
         } else {
-            report(.unavailable(reason: "iio-sensor-proxy reports no sensors"))
+            report(.starting(reason: "claiming sensors"))
         }
     }
 
@@ -189,6 +197,8 @@ final class SensorProxyWatcher: LoopWatcher {
                 self.scheduleSettle(sensor)
             case .failure(let error):
                 self.problem("Claim\(sensor.method) failed: \(error)")
+                self.unclaimable.insert(sensor)
+                self.updateStatus()
             }
         }
     }

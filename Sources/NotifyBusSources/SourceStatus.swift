@@ -7,17 +7,26 @@ public enum SourceStatus: Sendable, Hashable, CustomStringConvertible {
     case running
     /// Working as designed, but with nothing to watch or no access, e.g. "no power_supply devices".
     case unavailable(reason: String)
+    /// On its way to `running` (connecting, claiming sensors): it has not published its state yet.
+    /// A CLI waits past it; CONTRACT.md §3 has no such status, so it is shown as `unavailable`.
+    case starting(reason: String)
     /// Stopped by an unexpected error; the reason says which call failed and why.
     case failed(reason: String)
 
     /// What a source reports before its `run()` has looked at anything.
-    public static let notStarted = SourceStatus.unavailable(reason: "not started")
+    public static let notStarted = SourceStatus.starting(reason: "not started")
+
+    /// Whether the source is past starting: running, or found it cannot run.
+    public var isSettled: Bool {
+        if case .starting = self { return false }
+        return true
+    }
 
     /// `"running"`, `"unavailable"` or `"failed"`, as CONTRACT.md §3 prints it.
     public var name: String {
         switch self {
         case .running: "running"
-        case .unavailable: "unavailable"
+        case .unavailable, .starting: "unavailable"
         case .failed: "failed"
         }
     }
@@ -26,7 +35,7 @@ public enum SourceStatus: Sendable, Hashable, CustomStringConvertible {
     public var reason: String? {
         switch self {
         case .running: nil
-        case .unavailable(let reason), .failed(let reason): reason
+        case .unavailable(let reason), .starting(let reason), .failed(let reason): reason
         }
     }
 

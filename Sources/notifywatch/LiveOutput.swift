@@ -50,7 +50,8 @@ final class LiveOutput: Sendable {
         } else {
             let mark = switch status {
             case .running: human.paint("● source \(name): running", "32")
-            case .unavailable(let reason): human.paint("○ source \(name): unavailable — \(reason)", "33")
+            case .unavailable(let reason), .starting(let reason):
+                human.paint("○ source \(name): unavailable — \(reason)", "33")
             case .failed(let reason): human.paint("✖ source \(name): failed — \(reason)", "31")
             }
             line = human.paint(human.timeColumn(t.seconds), "2") + "  " + mark

@@ -1,3 +1,4 @@
+import DBus
 import EventLoop
 import NotifyBus
 import NotifyBusSources
@@ -11,22 +12,24 @@ enum SourceCatalog {
     }
 
     /// Every source name, in the order they are started and listed.
-    static let names = ["power"]
-
-    /// The key patterns each source publishes, without starting it.
-    static func keyPatterns(of name: String) -> [KeyPattern] {
-        switch name {
-        case "power": ["battery/*/state", "battery/*/level", "power/*/online"]
-        default: []
-        }
-    }
+    static let names = ["power", "sensors", "locale", "settings"]
 
     /// Makes the named sources, publishing to `bus`, sharing `loop`.
     static func make(_ names: [String], bus: NotificationBus, loop: EventLoopThread, buses: Buses) -> [any NotifyBusSource] {
-        names.compactMap { name -> (any NotifyBusSource)? in
+        let system = buses.system.map(DBusAddress.address) ?? .system
+        let session = buses.session.map(DBusAddress.address) ?? .session
+        return names.compactMap { name -> (any NotifyBusSource)? in
             switch name {
-            case "power": PowerSupplySource(bus: bus, loop: loop)
-            default: nil
+            case "power":
+                PowerSupplySource(bus: bus, loop: loop)
+            case "sensors":
+                SensorProxySource(bus: bus, loop: loop, configuration: .init(address: system))
+            case "locale":
+                LocaleSource(bus: bus, loop: loop, configuration: .init(address: system))
+            case "settings":
+                PortalSettingsSource(bus: bus, loop: loop, configuration: .init(address: session))
+            default:
+                nil
             }
         }
     }
@@ -41,11 +44,12 @@ enum SourceCatalog {
 }
 
 extension NotifyBusSource {
-    /// The first status `run()` reports, or the current one after `timeout`.
+    /// The first settled status (running, unavailable or failed: the source has published its
+    /// state or found it cannot), or the current one after `timeout`.
     func firstStatus(timeout: Duration) async -> SourceStatus {
         await withTaskGroup(of: SourceStatus?.self) { group in
             group.addTask {
-                for await status in self.statusUpdates() where status != .notStarted { return status }
+                for await status in self.statusUpdates() where status.isSettled { return status }
                 return nil
             }
             group.addTask {

@@ -134,12 +134,14 @@ struct Watch: AsyncParsableCommand {
                 }
                 printError("\(what); watching anyway (--exit-if-unavailable exits instead)")
             }
-            for source in sources {
+            // Then every change: settled ones only (a source restarting shows as unavailable,
+            // then running, without its connecting and claiming in between).
+            for (source, printed) in zip(sources, statuses) {
                 group.addTask {
-                    var first = true
-                    for await status in source.statusUpdates() {
-                        if first { first = false; continue }  // already printed
+                    var last = printed
+                    for await status in source.statusUpdates() where status.isSettled && status != last {
                         output.source(source.name, status, at: bus.clock.now())
+                        last = status
                     }
                 }
             }

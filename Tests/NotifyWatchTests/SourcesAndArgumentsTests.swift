@@ -62,7 +62,8 @@ struct SourcesAndArgumentsTests {
 
     @Test func noSourceChosenIsSaidOnStandardError() throws {
         let testbed = try Testbed.laptop()
-        let result = try run(["--no-source", "power", "--exit-if-unavailable"], testbed: testbed)
+        let everySource = ["power", "sensors", "locale", "settings"].flatMap { ["--no-source", $0] }
+        let result = try run(everySource + ["--exit-if-unavailable"], testbed: testbed)
         #expect(result.status == 69)
         #expect(result.lines == [])
         #expect(result.stderr.contains("no source was chosen"))
@@ -73,7 +74,7 @@ struct SourcesAndArgumentsTests {
         let human = try run(["sources"], testbed: testbed)
         #expect(human.status == 0)
         #expect(human.stderr == "")
-        #expect(human.lines.count == 1)
+        #expect(human.lines.map { $0.prefix { $0 != " " } } == ["power", "sensors", "locale", "settings"])
         let line = try #require(human.lines.first)
         #expect(line.hasPrefix("power "))
         #expect(line.contains(" running "))
@@ -81,7 +82,7 @@ struct SourcesAndArgumentsTests {
 
         let json = try run(["sources", "--json"], testbed: testbed)
         #expect(json.status == 0)
-        #expect(json.lines.count == 1)
+        #expect(json.lines.count == 4)
         #expect(json.lines.allSatisfy(isContractLine))
         let object = try JSONValue(parsing: try #require(json.lines.first))
         #expect(object == ["type": "source", "source": "power", "status": "running", "keys": .array(powerKeys)])
@@ -111,7 +112,7 @@ struct SourcesAndArgumentsTests {
 
     @Test(arguments: [
         BadArguments(arguments: ["--policy", "newest"], message: "'newest' is invalid for '--policy <policy>'"),
-        BadArguments(arguments: ["--source", "nope"], message: #"unknown source "nope" (the sources are: power)"#),
+        BadArguments(arguments: ["--source", "nope"], message: #"unknown source "nope" (the sources are: power, sensors, locale, settings)"#),
         BadArguments(arguments: ["--no-source", "nope"], message: #"unknown source "nope""#),
         BadArguments(arguments: ["--limit", "-1"], message: "--limit"),
         BadArguments(arguments: ["--limit=-1"], message: "--limit must be 0 or more"),

@@ -114,6 +114,11 @@ final class Watcher {
         directory = makeScratchDirectory()
         recording = record ? directory + "/recording.jsonl" : nil
         var all = arguments
+        // The umockdev sandbox has power supplies only: watch just them unless the test chooses.
+        let watching = !["sources", "replay", "help", "watch"].contains(arguments.first ?? "")
+        if watching, !arguments.contains(where: { $0 == "--source" || $0 == "--no-source" }) {
+            all += ["--source", "power"]
+        }
         if json { all.append("--json") }
         if let recording { all += ["--record", recording] }
         var changes: [String: String?] = [
