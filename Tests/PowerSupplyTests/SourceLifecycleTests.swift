@@ -15,7 +15,7 @@ struct SourceLifecycleTests {
         var seen: [SourceStatus] = []
         for await status in updates { seen.append(status) }
         #expect(seen == [
-            .unavailable(reason: "not started"), .unavailable(reason: "no power_supply devices"), .running,
+            .notStarted, .unavailable(reason: "no power_supply devices"), .running,
         ])
         // A reader that comes after the end gets the current status, then the end.
         var late: [SourceStatus] = []
@@ -41,7 +41,7 @@ struct SourceLifecycleTests {
         let source = PowerSupplySource(bus: bus, loop: loop, configuration: .init(rereadInterval: nil))
         #expect(source.name == "power")
         #expect(source.keyPatterns.map(\.text) == ["battery/*/state", "battery/*/level", "power/*/online"])
-        #expect(source.status == .unavailable(reason: "not started"))
+        #expect(source.status == .notStarted)
 
         var statuses: [SourceStatus] = []
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -49,7 +49,7 @@ struct SourceLifecycleTests {
             group.addTask { try await source.run() }
             for await status in updates {
                 statuses.append(status)
-                if status != .unavailable(reason: "not started") { break }
+                if status != .notStarted { break }
             }
             await #expect(throws: SourceError.alreadyRunning(source: "power")) { try await source.run() }
             await source.reread()  // returns once done, whatever there is to read
@@ -57,7 +57,7 @@ struct SourceLifecycleTests {
             try await group.waitForAll()
         }
         let reported = try #require(statuses.last)
-        #expect(reported != .unavailable(reason: "not started"))
+        #expect(reported != .notStarted)
         #expect(["running", "unavailable", "failed"].contains(reported.name))
         #expect(loop.isRunning)  // a shared loop is the caller's to stop
         // Not running any more: reread() does nothing and returns; a new stream ends at once.
