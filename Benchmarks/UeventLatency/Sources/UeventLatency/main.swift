@@ -16,7 +16,7 @@ import Glibc
 // Discharging: attribute and property, so the source publishes a change), takes CLOCK_MONOTONIC,
 // calls umockdev_testbed_uevent, and waits until both receivers have recorded it.
 //
-//   UeventLatency [--events N] [--warmup N] [--gap-us N] [--control] [--csv FILE]
+//   UeventLatency [--events N] [--warmup N] [--gap-us N] [--control] [--csv FILE] [--stages]
 
 let preload = "libumockdev-preload.so.0"
 
@@ -38,6 +38,7 @@ struct Options {
     var gapMicroseconds: UInt32 = 1000
     var control = false
     var csv: String?
+    var stages = false
 
     init(_ arguments: ArraySlice<String>) {
         var arguments = arguments
@@ -48,8 +49,9 @@ struct Options {
             case "--gap-us": gapMicroseconds = arguments.popFirst().flatMap { UInt32($0) } ?? gapMicroseconds
             case "--control": control = true
             case "--csv": csv = arguments.popFirst()
+            case "--stages": stages = true
             default:
-                log("usage: UeventLatency [--events N] [--warmup N] [--gap-us N] [--control] [--csv FILE]")
+                log("usage: UeventLatency [--events N] [--warmup N] [--gap-us N] [--control] [--csv FILE] [--stages]")
                 exit(2)
             }
         }
@@ -72,6 +74,11 @@ let battery = testbed.addDevice(
     attributes: [("type", "Battery"), ("present", "1"), ("status", "Discharging"), ("capacity", "80")],
     properties: [("POWER_SUPPLY_TYPE", "Battery"), ("POWER_SUPPLY_PRESENT", "1"),
                  ("POWER_SUPPLY_STATUS", "Discharging"), ("POWER_SUPPLY_CAPACITY", "80")])
+
+if options.stages {
+    print(try measureStages(testbed: testbed, battery: battery, count: options.events + 50))
+    exit(0)
+}
 
 let total = options.warmup + options.events
 let recorder = Recorder(capacity: total, control: options.control)
