@@ -47,12 +47,14 @@ public struct PowerSupplyReading: Sendable, Hashable {
         if type == "Battery" {
             kind = .battery
             state = Self.state(forStatus: lookup("POWER_SUPPLY_STATUS", "status"))
+            // Read lazily: a device with a capacity (most) is not asked for energy or charge
+            // values, which costs a sysfs lookup each when the uevent does not carry them.
             level = Self.level(
-                capacity: lookup("POWER_SUPPLY_CAPACITY", "capacity"),
-                energyNow: lookup("POWER_SUPPLY_ENERGY_NOW", "energy_now"),
-                energyFull: lookup("POWER_SUPPLY_ENERGY_FULL", "energy_full"),
-                chargeNow: lookup("POWER_SUPPLY_CHARGE_NOW", "charge_now"),
-                chargeFull: lookup("POWER_SUPPLY_CHARGE_FULL", "charge_full"))
+                capacity: { lookup("POWER_SUPPLY_CAPACITY", "capacity") },
+                energyNow: { lookup("POWER_SUPPLY_ENERGY_NOW", "energy_now") },
+                energyFull: { lookup("POWER_SUPPLY_ENERGY_FULL", "energy_full") },
+                chargeNow: { lookup("POWER_SUPPLY_CHARGE_NOW", "charge_now") },
+                chargeFull: { lookup("POWER_SUPPLY_CHARGE_FULL", "charge_full") })
         } else if let online = Self.online(lookup("POWER_SUPPLY_ONLINE", "online")) {
             kind = .lineSupply
             self.online = online
@@ -77,12 +79,14 @@ public struct PowerSupplyReading: Sendable, Hashable {
     public var values: [(key: String, value: JSONValue)] {
         switch kind {
         case .battery:
-            var out: [(String, JSONValue)] = []
+            // Labelled like the result, so returning it needs no element-wise conversion.
+            var out: [(key: String, value: JSONValue)] = []
             if let state { out.append(("battery/\(name)/state", .string(state))) }
             if let level { out.append(("battery/\(name)/level", .number(level))) }
             return out
         case .lineSupply:
-            return online.map { [("power/\(name)/online", .bool($0))] } ?? []
+            guard let online else { return [] }
+            return [(key: "power/\(name)/online", value: .bool(online))]
         }
     }
 
@@ -110,9 +114,20 @@ public struct PowerSupplyReading: Sendable, Hashable {
     public static func level(
         capacity: String?, energyNow: String?, energyFull: String?, chargeNow: String?, chargeFull: String?
     ) -> Double? {
-        if let capacity = number(capacity) { return clamp(capacity / 100) }
-        if let now = number(energyNow), let full = number(energyFull), full > 0 { return clamp(now / full) }
-        if let now = number(chargeNow), let full = number(chargeFull), full > 0 { return clamp(now / full) }
+        level(
+            capacity: { capacity }, energyNow: { energyNow }, energyFull: { energyFull },
+            chargeNow: { chargeNow }, chargeFull: { chargeFull })
+    }
+
+    /// `level(capacity:energyNow:energyFull:chargeNow:chargeFull:)`, reading each text only when
+    /// it is needed.
+    private static func level(
+        capacity: () -> String?, energyNow: () -> String?, energyFull: () -> String?,
+        chargeNow: () -> String?, chargeFull: () -> String?
+    ) -> Double? {
+        if let capacity = number(capacity()) { return clamp(capacity / 100) }
+        if let now = number(energyNow()), let full = number(energyFull()), full > 0 { return clamp(now / full) }
+        if let now = number(chargeNow()), let full = number(chargeFull()), full > 0 { return clamp(now / full) }
         return nil
     }
 
