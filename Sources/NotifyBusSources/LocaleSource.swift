@@ -22,7 +22,7 @@ import NotifyBus
 /// Entries without `=` and a `Locale` of the wrong type are reported in `problems` and skipped.
 /// Status: `running` while it can read the locale (from localed or the files); `unavailable`
 /// while the bus is unreachable (file edits are still read and published then).
-public final class LocaleSource: NotifyBusSource {
+public final class LocaleSource: ProblemReportingSource {
     /// How the source behaves.
     public struct Configuration: Sendable {
         /// The bus localed is on (the system bus, honouring `DBUS_SYSTEM_BUS_ADDRESS`).

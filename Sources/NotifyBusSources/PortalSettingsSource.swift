@@ -35,7 +35,7 @@ import NotifyBus
 /// A `SettingChanged` or `ReadAll` answer of the wrong shape is reported in `problems` and
 /// skipped. Status: `running` while the portal answers; `unavailable` while it is absent or the
 /// session bus is unreachable (it keeps watching and reconnecting).
-public final class PortalSettingsSource: NotifyBusSource {
+public final class PortalSettingsSource: ProblemReportingSource {
     /// How the source behaves.
     public struct Configuration: Sendable {
         /// The bus the portal is on (the session bus, from `DBUS_SESSION_BUS_ADDRESS`).

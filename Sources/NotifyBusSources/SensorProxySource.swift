@@ -48,7 +48,7 @@ import NotifyBus
 /// service is absent, has no sensors, or the bus cannot be reached (it keeps watching and
 /// reconnecting). A property of the wrong type, an unknown orientation, or a malformed signal is
 /// reported in `problems` and skipped; the other values keep flowing.
-public final class SensorProxySource: NotifyBusSource {
+public final class SensorProxySource: ProblemReportingSource {
     /// How the source behaves.
     public struct Configuration: Sendable {
         /// The bus the service is on (the system bus, honouring `DBUS_SYSTEM_BUS_ADDRESS`).

@@ -4,6 +4,12 @@ import Synchronization
 /// failed call), for a CLI or a test to show. They do not change the source's status.
 ///
 /// Keeps the last `capacity` problems; streams get every later one.
+/// A source that reports the input it skipped (wrong types, malformed signals) in a problem log.
+public protocol ProblemReportingSource: NotifyBusSource {
+    /// Problems met and skipped, most recent last.
+    var problems: SourceProblemLog { get }
+}
+
 public final class SourceProblemLog: Sendable {
     private struct State {
         var recent: [String] = []

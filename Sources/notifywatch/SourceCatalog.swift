@@ -43,6 +43,20 @@ enum SourceCatalog {
     }
 }
 
+extension [any NotifyBusSource] {
+    /// Each source's first settled status, waited for side by side (see `firstStatus`).
+    func firstStatuses(timeout: Duration) async -> [SourceStatus] {
+        await withTaskGroup(of: (Int, SourceStatus).self) { group in
+            for (index, source) in enumerated() {
+                group.addTask { (index, await source.firstStatus(timeout: timeout)) }
+            }
+            var statuses = map(\.status)
+            for await (index, status) in group { statuses[index] = status }
+            return statuses
+        }
+    }
+}
+
 extension NotifyBusSource {
     /// The first settled status (running, unavailable or failed: the source has published its
     /// state or found it cannot), or the current one after `timeout`.

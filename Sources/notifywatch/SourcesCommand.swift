@@ -30,13 +30,13 @@ struct Sources: AsyncParsableCommand {
         let sources = SourceCatalog.make(
             SourceCatalog.names, bus: bus, loop: loop, buses: SourceCatalog.Buses(system: systemBus, session: sessionBus))
         let out = OutputStream(fd: 1, lineBuffered: true)
-        for source in sources {
-            let status = await withThrowingTaskGroup(of: Void.self) { group -> SourceStatus in
-                group.addTask { try await source.run() }
-                let status = await source.firstStatus(timeout: .seconds(5))
-                group.cancelAll()
-                return status
-            }
+        let statuses = await withThrowingTaskGroup(of: Void.self) { group -> [SourceStatus] in
+            for source in sources { group.addTask { try await source.run() } }
+            let statuses = await sources.firstStatuses(timeout: .seconds(5))
+            group.cancelAll()
+            return statuses
+        }
+        for (source, status) in zip(sources, statuses) {
             let keys = source.keyPatterns.map(\.text)
             if json {
                 var object: JSONObject = ["type": "source", "source": .string(source.name), "status": .string(status.name)]

@@ -118,11 +118,15 @@ struct Watch: AsyncParsableCommand {
                 }
             }
             // Each source's first status, then the current values, then live notifications.
-            var statuses: [SourceStatus] = []
-            for source in sources {
-                let status = await source.firstStatus(timeout: .seconds(5))
-                statuses.append(status)
+            let statuses = await sources.firstStatuses(timeout: .seconds(5))
+            for (source, status) in zip(sources, statuses) {
                 output.source(source.name, status, at: bus.clock.now())
+            }
+            // What the sources skip (wrong types, malformed signals), on stderr as it happens.
+            for case let source as any ProblemReportingSource in sources {
+                group.addTask {
+                    for await problem in source.problems.updates() { printError("\(source.name): \(problem)") }
+                }
             }
             if !statuses.contains(.running) {
                 let why = zip(sources, statuses).map { "\($0.name): \($1.reason ?? $1.name)" }.joined(separator: "; ")

@@ -151,6 +151,8 @@ struct SensorProxySourceTests {
         let running = makeSource()
         #expect(await running.waitFor("light", ["level": 42.0, "unit": "lux"]))
         #expect(await running.waitFor("orientation", "portrait"))
+        // Every sensor settled (its re-read done): a re-read cannot undo the signals below.
+        #expect(await running.waitForStatus("running"))
         let source = running.source
 
         // One signal: a wrong-typed orientation, and a proximity reading that must still flow.
@@ -189,6 +191,8 @@ struct SensorProxySourceTests {
         let mock = try await startMock()
         let running = makeSource()
         #expect(await running.waitFor("orientation", "portrait"))
+        // Every sensor settled (its re-read done): a re-read cannot undo the signals below.
+        #expect(await running.waitForStatus("running"))
         // iio-sensor-proxy 3.0 broadcasts readings (no destination).
         try await mockCall(client, service, path, "EmitSignal", [
             .string("org.freedesktop.DBus.Properties"), .string("PropertiesChanged"), .string("sa{sv}as"),
