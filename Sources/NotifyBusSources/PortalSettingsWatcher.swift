@@ -16,6 +16,9 @@ final class PortalSettingsWatcher: LoopWatcher {
     /// The keys published from the current portal, to null the ones that disappear.
     private var published: Set<String> = []
     private var owner: String?
+    /// Whether the bus has told us the owner (none included) since we connected: a first
+    /// "no owner" must be reported too, though it equals the `nil` we start with.
+    private var ownerKnown = false
     private var epoch = 0
     private var stopped = false
 
@@ -40,6 +43,7 @@ final class PortalSettingsWatcher: LoopWatcher {
                 self.readAll(then: {})
             case .disconnected(let error):
                 self.owner = nil
+                self.ownerKnown = false
                 self.epoch += 1
                 self.report(.unavailable(reason: "\(self.configuration.address) unreachable: \(error)"))
             default:
@@ -68,7 +72,8 @@ final class PortalSettingsWatcher: LoopWatcher {
     }
 
     private func ownerChanged(_ newOwner: String?) {
-        guard !stopped, newOwner != owner else { return }
+        guard !stopped, !ownerKnown || newOwner != owner else { return }
+        ownerKnown = true
         let hadOwner = owner != nil
         owner = newOwner
         epoch += 1

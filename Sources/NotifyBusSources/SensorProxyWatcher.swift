@@ -45,6 +45,9 @@ final class SensorProxyWatcher: LoopWatcher {
 
     /// The service's current owner; `nil` when absent.
     private var owner: String?
+    /// Whether the bus has told us the owner (none included) since we connected: a first
+    /// "no owner" must be reported too, though it equals the `nil` we start with.
+    private var ownerKnown = false
     /// Bumped at every owner change, so replies for an earlier owner are ignored.
     private var epoch = 0
     private var has: [Sensor: Bool] = [:]
@@ -77,6 +80,7 @@ final class SensorProxyWatcher: LoopWatcher {
             guard let self else { return }
             if case .disconnected(let error) = state {
                 self.forgetService()
+                self.ownerKnown = false
                 self.report(.unavailable(reason: "\(self.configuration.address) unreachable: \(error)"))
             }
         }
@@ -131,7 +135,8 @@ final class SensorProxyWatcher: LoopWatcher {
     }
 
     private func ownerChanged(_ newOwner: String?) {
-        guard !stopped, newOwner != owner else { return }
+        guard !stopped, !ownerKnown || newOwner != owner else { return }
+        ownerKnown = true
         forgetService()
         owner = newOwner
         guard newOwner != nil else {

@@ -43,6 +43,17 @@ struct SensorProxySourceTests {
         try await mockCall(client, service, path, "GetInternalProperty", [.string(property)]).first?.stringArray ?? []
     }
 
+    @Test func aServiceAbsentAtStartIsUnavailableAtOnceAndRunningWhenItComes() async throws {
+        let running = makeSource()
+        // No owner at start is an answer too: unavailable, not stuck connecting.
+        #expect(await eventually { running.source.status == .unavailable(reason: "iio-sensor-proxy (net.hadess.SensorProxy) is not running") })
+        let mock = try await startMock()
+        #expect(await running.waitForStatus("running"))
+        #expect(await running.waitFor("orientation", "portrait"))
+        try await running.stop()
+        _ = mock
+    }
+
     @Test func publishesEverySensorAndFollowsUnicastReadings() async throws {
         let mock = try await startMock()
         let running = makeSource()
