@@ -69,7 +69,7 @@ public final class DBusConnection {
         /// Creates a configuration.
         public init(
             reconnects: Bool = true, initialBackoff: Duration = .milliseconds(100),
-            maximumBackoff: Duration = .seconds(5), defaultTimeout: Duration = .seconds(25)
+            maximumBackoff: Duration = .seconds(30), defaultTimeout: Duration = .seconds(25)
         ) {
             self.reconnects = reconnects
             self.initialBackoff = initialBackoff
