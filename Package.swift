@@ -85,7 +85,7 @@ package.targets += [
     // A Swift D-Bus client on libdbus, running on an EventLoopThread. Owns lifetimes, hides C.
     .target(name: "DBus", dependencies: ["CDBus", "EventLoop"]),
     // Test harness: private dbus-daemons, python-dbusmock services, child processes.
-    .target(name: "DBusTestSupport", dependencies: ["DBus"], path: "Tests/DBusTestSupport"),
+    .target(name: "DBusTestSupport", dependencies: ["DBus"], path: "Tests/DBusTestSupport", exclude: ["Fixtures"]),
     // The D-Bus client against private buses (dbus-daemon, python3-dbusmock).
     .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport", "EventLoop"]),
     // The sensor, locale and settings sources against python-dbusmock services and the real
