@@ -144,4 +144,73 @@ struct RealSensorsTests {
         #expect(replay.lines == live)
         try testbed.stop()
     }
+
+    /// The daemon stops and comes back while the watcher is suspended (SIGUSR1) or stopped
+    /// (Ctrl-Z): nothing is printed meanwhile, `source` lines included; the resume prints the
+    /// flush (with what changed while the daemon was away, read after the new claims), then the
+    /// source's status where it differs from the one last printed.
+    @Test func aRestartWhileSuspendedOrStoppedIsPrintedOnlyOnResume() async throws {
+        let bus = try PrivateBus()
+        let testbed = try IIOTestbed(bus: bus)
+        for device in ["accel", "proximity"] { try testbed.add(device) }
+        try testbed.start()
+        try await bus.waitForOwner(of: Self.service)
+        let watch = try NotifyWatchRun(["--source", "sensors", "--system-bus", bus.address])
+        #expect(await watch.next()?["status"] == "running")
+        #expect(Set(await watch.next(2).compactMap(Note.init)) == [
+            Note("orientation", "portrait", coalesced: 0), Note("proximity", true, coalesced: 0),
+        ])
+
+        // Suspended, the daemon goes away: silence; the resume flushes nothing, then says so.
+        #expect(await watch.signal(SIGUSR1, expecting: "suspended") != nil)
+        try testbed.stop()
+        #expect(await watch.linesArriving(within: .milliseconds(700)) == [])
+        let resumed = await watch.signal(SIGUSR2, expecting: "resumed")
+        #expect(resumed?["flushed"] == 0)
+        let gone = await watch.next()
+        #expect(gone?["type"] == "source")
+        #expect(gone?["status"] == "unavailable")
+        #expect(gone?["t"] == resumed?["t"])
+
+        // Suspended, the device turns and the daemon comes back: silence until the resume, then
+        // the new orientation (the source claimed again), then `running`.
+        #expect(await watch.signal(SIGUSR1, expecting: "suspended") != nil)
+        try testbed.orient("left-up")
+        try testbed.start()
+        await watch.waitUntilRecorded(2, eventsFor: "orientation")
+        #expect(await watch.linesArriving(within: .milliseconds(500)) == [])
+        let back = await watch.signal(SIGUSR2, expecting: "resumed")
+        #expect(back?["flushed"] == 1)
+        #expect(await watch.next().flatMap(Note.init) == Note("orientation", "landscape-left", coalesced: 1, previous: "portrait"))
+        let running = await watch.next()
+        #expect(running?["type"] == "source")
+        #expect(running?["status"] == "running")
+
+        // Stopped (Ctrl-Z) while the daemon restarts and the device turns: on fg the source
+        // claims again and waits for the first readings, so the flush carries the change; the
+        // status is what it was (running): no source line.
+        #expect(await watch.signal(SIGTSTP, expecting: "suspended") != nil)
+        #expect(await watch.waitForState { $0 == "T" } == "T")
+        try testbed.stop()
+        try testbed.orient("right-up")
+        try testbed.start()
+        try await bus.waitForOwner(of: Self.service)
+        #expect(processState(watch.pid) == "T")
+        watch.signal(SIGCONT)
+        let continued = await watch.next()
+        #expect(continued?["type"] == "resumed")
+        #expect(continued?["flushed"] == 1)
+        #expect(await watch.next().flatMap(Note.init) == Note("orientation", "landscape-right", coalesced: 1, previous: "landscape-left"))
+        #expect(await watch.linesArriving(within: .milliseconds(1500)) == [])
+        try testbed.orient("normal")
+        #expect(await watch.next().flatMap(Note.init) == Note("orientation", "portrait", previous: "landscape-right"))
+
+        #expect(await watch.stop(with: SIGTERM) == 0)
+        #expect(await watch.rest() == [])
+        #expect(watch.standardError == "")
+        let replay = try await watch.replay()
+        #expect(replay.status == 0)
+        #expect(replay.lines == watch.replayableLines)
+        try testbed.stop()
+    }
 }
