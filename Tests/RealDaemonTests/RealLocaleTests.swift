@@ -73,4 +73,34 @@ struct RealLocaleTests {
         #expect(replay.status == 0)
         #expect(replay.lines == live)
     }
+
+    /// localed exited (idle) and cannot be activated (no service file): Ctrl-Z and fg re-read,
+    /// and the locale stays what localed last said. (localed sees its copies of the files, this
+    /// process the machine's: reading the machine's /etc/default/locale here would be wrong.)
+    @Test func afterLocaledExitsFgKeepsItsLastValue() async throws {
+        let bus = try PrivateBus()
+        let localed = try await RealLocaled(bus: bus, initialLocale: ["LANG=C.UTF-8", "LC_MESSAGES=POSIX"])
+        try await localed.start()
+        let watch = try NotifyWatchRun(["--source", "locale", "--system-bus", bus.address])
+        #expect(await watch.next()?["status"] == "running")
+        #expect(await watch.next().flatMap(Note.init) == Note("locale", ["LANG": "C.UTF-8", "LC_MESSAGES": "POSIX"], coalesced: 0))
+        try await localed.stop()
+        #expect(await watch.linesArriving(within: .milliseconds(300)) == [])
+
+        #expect(await watch.signal(SIGTSTP, expecting: "suspended") != nil)
+        #expect(await watch.waitForState { $0 == "T" } == "T")
+        watch.signal(SIGCONT)
+        let resumed = await watch.next()
+        #expect(resumed?["type"] == "resumed")
+        #expect(resumed?["flushed"] == 0)
+        #expect(await watch.linesArriving(within: .milliseconds(500)) == [])
+
+        // localed comes back with a change: followed as before.
+        try await localed.start()
+        try await localed.setLocale(["LANG=C.UTF-8", "LC_MESSAGES=C"])
+        #expect(await watch.next().flatMap(Note.init)
+            == Note("locale", ["LANG": "C.UTF-8", "LC_MESSAGES": "C"], previous: ["LANG": "C.UTF-8", "LC_MESSAGES": "POSIX"]))
+        #expect(await watch.stop(with: SIGTERM) == 0)
+        #expect(watch.standardError == "")
+    }
 }
