@@ -85,7 +85,7 @@ package.targets += [
     // A Swift D-Bus client on libdbus, running on an EventLoopThread. Owns lifetimes, hides C.
     .target(name: "DBus", dependencies: ["CDBus", "EventLoop"]),
     // Test harness: private dbus-daemons, python-dbusmock services, child processes.
-    .target(name: "DBusTestSupport", dependencies: ["DBus"], path: "Tests/DBusTestSupport"),
+    .target(name: "DBusTestSupport", dependencies: ["DBus"], path: "Tests/DBusTestSupport", exclude: ["Fixtures"]),
     // The D-Bus client against private buses (dbus-daemon, python3-dbusmock).
     .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport", "EventLoop"]),
     // The sensor, locale and settings sources against python-dbusmock services and the real
@@ -104,3 +104,14 @@ package.products += [
 if let index = package.targets.firstIndex(where: { $0.name == "NotifyBusSources" }) {
     package.targets[index].dependencies.append("DBus")
 }
+
+// notifywatch against the real daemons (issues 4 and 5): the real iio-sensor-proxy on umockdev,
+// the real systemd-localed in a private mount namespace, the real xdg-desktop-portal with its GTK
+// backend and dconf on Xvfb, each on its own private bus (Debian: systemd iio-sensor-proxy
+// xdg-desktop-portal xdg-desktop-portal-gtk xvfb dconf-service libglib2.0-bin; run as root).
+package.targets += [
+    .testTarget(
+        name: "RealDaemonTests",
+        dependencies: ["NotifyBus", "DBusTestSupport", "TestSupport", "notifywatch"]
+    ),
+]

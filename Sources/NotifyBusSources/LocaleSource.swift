@@ -17,6 +17,11 @@ import NotifyBus
 ///   with inotify on their directories, for edits that bypass localed: after an edit it asks
 ///   localed again (localed re-reads its file when it changed) or, when localed cannot be
 ///   reached, reads the files itself (the first that exists wins, as localed does).
+/// - When localed cannot answer a read that no edit prompted (a re-read after fg, a
+///   reconnection), the last value stands; the files are read then only if nothing is known yet
+///   (localed not running at start). What localed said last is what its files said, and edits
+///   since then are seen by the file watch; a localed that sees other files than this process
+///   (a private mount namespace, as in the tests) is not contradicted.
 /// - Every read publishes through `publishIfChanged`.
 ///
 /// Entries without `=` and a `Locale` of the wrong type are reported in `problems` and skipped.

@@ -23,6 +23,8 @@ final class LocaleWatcher: LoopWatcher {
     private var stopped = false
     /// Bumped at every read, so only the latest read's answer is applied.
     private var readNumber = 0
+    /// Whether a locale was published (from localed or the files).
+    private var known = false
 
     init(
         bus: NotificationBus, configuration: LocaleSource.Configuration, context: LoopContext,
@@ -87,18 +89,22 @@ final class LocaleWatcher: LoopWatcher {
         if connection.isConnected {
             read(then: done)
         } else {
-            readFiles()
+            if !known { readFiles() }
             done()
         }
     }
 
     private func filesChanged() {
         guard !stopped else { return }
-        if connection.isConnected { read(then: {}) } else { readFiles() }
+        if connection.isConnected { read(orFiles: true, then: {}) } else { readFiles() }
     }
 
-    /// Asks localed (activating it if need be); falls back to the files when it cannot answer.
-    private func read(then done: @escaping () -> Void) {
+    /// Asks localed (activating it if need be). When it cannot answer, falls back to the files
+    /// if they changed (`orFiles`) or nothing is known yet; otherwise the last value stands:
+    /// localed exits when idle, and what it said last is what the files said, unless they were
+    /// edited since, which the file watch reports. (Where localed sees other files than this
+    /// process, as in a private mount namespace, re-reading ours would publish a wrong locale.)
+    private func read(orFiles: Bool = false, then done: @escaping () -> Void) {
         readNumber += 1
         let number = readNumber
         connection.getProperty(destination: Self.service, path: Self.path, interface: Self.interface, name: "Locale") {
@@ -111,6 +117,7 @@ final class LocaleWatcher: LoopWatcher {
                 self.report(.running)
             case .failure(let error):
                 if error.name == DBusError.Name.disconnected { return }
+                guard orFiles || !self.known else { return }
                 self.problem("reading Locale from \(Self.service) failed: \(error); reading the files")
                 if self.readFiles() {
                     self.report(.running)
@@ -142,6 +149,7 @@ final class LocaleWatcher: LoopWatcher {
     private func publish(_ entries: [String], from origin: String) {
         let (object, invalid) = LocaleSource.object(from: entries)
         for entry in invalid { problem("\(origin): '\(entry)' is not NAME=value; skipped") }
+        known = true
         bus.publishIfChanged("locale", .object(object))
     }
 

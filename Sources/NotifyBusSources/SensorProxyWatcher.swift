@@ -51,6 +51,8 @@ final class SensorProxyWatcher: LoopWatcher {
     /// Bumped at every owner change, so replies for an earlier owner are ignored.
     private var epoch = 0
     private var has: [Sensor: Bool] = [:]
+    /// Whether the current owner's properties were read (`has` is known).
+    private var readOwner = false
     private var claiming: Set<Sensor> = []
     private var claimed: Set<Sensor> = []
     /// Sensors whose readings are trusted (a reading arrived after the claim, or it settled).
@@ -61,6 +63,9 @@ final class SensorProxyWatcher: LoopWatcher {
     private var lightLevel: Double?
     private var lightUnit: String?
     private var stopped = false
+    /// Re-reads waiting for the source to settle (see `reread`), and their time limit.
+    private var settleWaiters: [() -> Void] = []
+    private var settleWaitTimer: LoopTimer?
 
     init(
         bus: NotificationBus, configuration: SensorProxySource.Configuration, context: LoopContext,
@@ -75,13 +80,13 @@ final class SensorProxyWatcher: LoopWatcher {
     }
 
     func start(in context: LoopContext) {
-        report(.starting(reason: "connecting to the \(configuration.address)"))
+        setStatus(.starting(reason: "connecting to the \(configuration.address)"))
         connection.onStateChange { [weak self] state in
             guard let self else { return }
             if case .disconnected(let error) = state {
                 self.forgetService()
                 self.ownerKnown = false
-                self.report(.unavailable(reason: "\(self.configuration.address) unreachable: \(error)"))
+                self.setStatus(.unavailable(reason: "\(self.configuration.address) unreachable: \(error)"))
             }
         }
         connection.subscribePropertiesChanged(sender: Self.service, path: Self.path, interface: Self.interface) {
@@ -97,6 +102,7 @@ final class SensorProxyWatcher: LoopWatcher {
 
     func stop(in context: LoopContext, then done: @escaping () -> Void) {
         stopped = true
+        finishSettleWaiters()
         for timer in settleTimers.values { context.cancelTimer(timer) }
         settleTimers = [:]
         let toRelease = owner == nil ? [] : Sensor.allCases.filter { claimed.contains($0) || claiming.contains($0) }
@@ -112,12 +118,52 @@ final class SensorProxyWatcher: LoopWatcher {
         }
     }
 
+    /// Reads every property again; calls `done` once the source has settled: when the service
+    /// came back in the meantime (a restart while the process was stopped), that is after the
+    /// new claims and their first readings, so that what changed is published before `done`
+    /// (a CLI flushes on fg right after). At most `settleDelay` + 2 s.
     func reread(then done: @escaping () -> Void) {
         guard owner != nil, !stopped else {
             done()
             return
         }
-        readAll(then: done)
+        readAll(then: { [weak self] in
+            guard let self else { return done() }
+            self.whenSettled(done)
+        })
+    }
+
+    /// Whether the state is published: the service is absent, or every sensor it has has its
+    /// first trusted reading (or could not be claimed).
+    private var isSettled: Bool {
+        guard owner != nil else { return true }
+        guard readOwner else { return false }
+        return Sensor.allCases.filter { has[$0] == true }.allSatisfy { settled.contains($0) || unclaimable.contains($0) }
+    }
+
+    private func whenSettled(_ done: @escaping () -> Void) {
+        guard !stopped, !isSettled else { return done() }
+        settleWaiters.append(done)
+        if settleWaitTimer == nil {
+            settleWaitTimer = context.scheduleTimer(after: configuration.settleDelay + .seconds(2)) { [weak self] in
+                self?.settleWaitTimer = nil
+                self?.finishSettleWaiters()
+            }
+        }
+    }
+
+    private func finishSettleWaiters() {
+        if let timer = settleWaitTimer { context.cancelTimer(timer) }
+        settleWaitTimer = nil
+        let waiters = settleWaiters
+        settleWaiters = []
+        for waiter in waiters { waiter() }
+    }
+
+    /// Reports `status`; a settled one (running, unavailable) ends the re-reads waiting for it.
+    private func setStatus(_ status: SourceStatus) {
+        report(status)
+        if status.isSettled { finishSettleWaiters() }
     }
 
     // MARK: The service
@@ -126,6 +172,7 @@ final class SensorProxyWatcher: LoopWatcher {
         owner = nil
         epoch += 1
         has = [:]
+        readOwner = false
         claiming = []
         claimed = []
         settled = []
@@ -140,7 +187,7 @@ final class SensorProxyWatcher: LoopWatcher {
         forgetService()
         owner = newOwner
         guard newOwner != nil else {
-            report(.unavailable(reason: "iio-sensor-proxy (\(Self.service)) is not running"))
+            setStatus(.unavailable(reason: "iio-sensor-proxy (\(Self.service)) is not running"))
             return
         }
         readAll(then: {})
@@ -154,11 +201,12 @@ final class SensorProxyWatcher: LoopWatcher {
             guard let self, self.epoch == epoch, !self.stopped else { return }
             switch result {
             case .success(let properties):
+                self.readOwner = true
                 self.apply(properties, trusted: false)
                 self.updateStatus()
             case .failure(let error):
                 self.problem("GetAll(\(Self.interface)) failed: \(error)")
-                self.report(.unavailable(reason: "cannot read \(Self.service): \(error)"))
+                self.setStatus(.unavailable(reason: "cannot read \(Self.service): \(error)"))
             }
         }
     }
@@ -169,11 +217,11 @@ final class SensorProxyWatcher: LoopWatcher {
         guard owner != nil else { return }
         let present = Sensor.allCases.filter { has[$0] == true }
         if present.isEmpty {
-            report(.unavailable(reason: "iio-sensor-proxy reports no sensors"))
+            setStatus(.unavailable(reason: "iio-sensor-proxy reports no sensors"))
         } else if present.allSatisfy({ settled.contains($0) || unclaimable.contains($0) }) {
-            report(.running)
+            setStatus(.running)
         } else {
-            report(.starting(reason: "claiming sensors"))
+            setStatus(.starting(reason: "claiming sensors"))
         }
     }
 

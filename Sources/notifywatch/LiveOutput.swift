@@ -9,19 +9,37 @@ import Synchronization
 
 /// What `notifywatch` prints while watching: human columns or CONTRACT.md §3's JSON lines,
 /// one complete line per `write(2)`, from any thread.
+///
+/// While the watcher is suspended nothing is printed, `source` lines included: a source's status
+/// changes are held (the latest per source) and printed after the resume's flush, at its `t`, for
+/// each source whose status then differs from the one last printed (a service that went away and
+/// came back while the watcher was suspended prints nothing, as a key that changed and changed back
+/// under `--policy changed`).
 final class LiveOutput: Sendable {
     let json: Bool
     let subscriber: String
     /// Wall-clock time of the bus's start (t = 0).
     let origin: Date
-    private let out: Mutex<OutputStream>
+    private let out: Mutex<State>
     private let human: HumanFormat
+
+    private struct State {
+        var stream: OutputStream
+        /// Between a `suspended` line and the end of the next resume's flush.
+        var holding = false
+        /// How many flushed notifications are still to come after a `resumed` line.
+        var flushRemaining = 0
+        /// The status last printed for each source.
+        var printed: [String: SourceStatus] = [:]
+        /// Status changes held while suspended, the latest per source, in order of first change.
+        var held: [(source: String, status: SourceStatus)] = []
+    }
 
     init(json: Bool, color: Bool, subscriber: String, origin: Date) {
         self.json = json
         self.subscriber = subscriber
         self.origin = origin
-        self.out = Mutex(OutputStream(fd: STDOUT_FILENO, lineBuffered: true))
+        self.out = Mutex(State(stream: OutputStream(fd: STDOUT_FILENO, lineBuffered: true)))
         var human = HumanFormat(color: color, showSubscriber: false, origin: origin)
         human.keyWidth = 24
         self.human = human
@@ -37,10 +55,53 @@ final class LiveOutput: Sendable {
         } else {
             line = human.format(seconds: t.seconds, subscriber: subscriber, event: event)
         }
-        out.withLock { $0.line(line) }
+        out.withLock { state in
+            state.stream.line(line)
+            switch event {
+            case .suspended:
+                state.holding = true
+            case .resumed(_, let flushed):
+                state.holding = false
+                state.flushRemaining = flushed
+                if flushed == 0 { releaseHeld(&state, at: time) }
+            case .notification:
+                guard state.flushRemaining > 0 else { break }
+                state.flushRemaining -= 1
+                if state.flushRemaining == 0 { releaseHeld(&state, at: time) }
+            case .resync:
+                break
+            }
+        }
     }
 
+    /// Prints a `source` line for `status`, unless it is the one last printed for `name`; held
+    /// while the watcher is suspended or its flush is still coming.
     func source(_ name: String, _ status: SourceStatus, at time: Duration) {
+        out.withLock { state in
+            if state.holding || state.flushRemaining > 0 {
+                if let index = state.held.firstIndex(where: { $0.source == name }) {
+                    state.held[index].status = status
+                } else {
+                    state.held.append((name, status))
+                }
+                return
+            }
+            guard state.printed[name] != status else { return }
+            state.printed[name] = status
+            state.stream.line(sourceLine(name, status, at: time))
+        }
+    }
+
+    private func releaseHeld(_ state: inout State, at time: Duration) {
+        let held = state.held
+        state.held = []
+        for (name, status) in held where state.printed[name] != status {
+            state.printed[name] = status
+            state.stream.line(sourceLine(name, status, at: time))
+        }
+    }
+
+    private func sourceLine(_ name: String, _ status: SourceStatus, at time: Duration) -> String {
         let t = LogTime(time)
         let line: String
         if json {
@@ -56,7 +117,7 @@ final class LiveOutput: Sendable {
             }
             line = human.paint(human.timeColumn(t.seconds), "2") + "  " + mark
         }
-        out.withLock { $0.line(line) }
+        return line
     }
 
     static func time(of event: SubscriptionEvent) -> Duration {

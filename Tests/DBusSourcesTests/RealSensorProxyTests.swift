@@ -4,56 +4,6 @@ import NotifyBus
 import NotifyBusSources
 import Testing
 
-/// The REAL iio-sensor-proxy (Debian's /usr/sbin/iio-sensor-proxy) on umockdev IIO devices
-/// (Fixtures/iio_testbed.py, SOURCES.md §2), on a private system bus. Only the test bed and
-/// the daemon run under umockdev's preload; the bus and this process do not.
-final class IIOTestbed {
-    let process: LineChild
-
-    init(bus: PrivateBus) throws {
-        process = try LineChild(
-            "/usr/bin/python3", [fixture("iio_testbed.py")],
-            environment: bus.environment(extra: [
-                "LD_PRELOAD": "libumockdev-preload.so.0", "UMOCKDEV_DIR": nil,
-                "IIO_PROXY_LOG": bus.directory + "/iio-sensor-proxy.log", "PYTHONDONTWRITEBYTECODE": "1",
-            ]),
-            log: bus.directory + "/iio_testbed.log")
-        guard let line = process.readLine(timeout: .seconds(20)), line.contains("root") else {
-            throw Spawned.Failure("iio_testbed.py did not start")
-        }
-    }
-
-    deinit {
-        process.send(#"{"op": "quit"}"#)
-        process.waitForExit(timeout: .seconds(10))
-    }
-
-    func request(_ json: String) throws {
-        let answer = try process.request(json)
-        guard answer.contains("\"ok\": true") else { throw Spawned.Failure("iio_testbed.py: \(answer)") }
-    }
-
-    func add(_ name: String) throws { try request(#"{"op": "add", "name": "\#(name)"}"#) }
-    func start() throws { try request(#"{"op": "start"}"#) }
-    func stop() throws { try request(#"{"op": "stop"}"#) }
-
-    func set(_ name: String, _ attributes: [String: String]) throws {
-        let members = attributes.map { "\"\($0.key)\": \"\($0.value)\"" }.joined(separator: ", ")
-        try request(#"{"op": "set", "name": "\#(name)", "attributes": {\#(members)}}"#)
-    }
-
-    /// Tilts the accelerometer so `edge` points up (`normal` is the top edge).
-    func orient(_ raw: String) throws {
-        let (x, y) = switch raw {
-        case "left-up": ("1000", "0")
-        case "right-up": ("-1000", "0")
-        case "bottom-up": ("0", "1000")
-        default: ("0", "-1000")
-        }
-        try set("accel", ["in_accel_x_raw": x, "in_accel_y_raw": y])
-    }
-}
-
 @Suite("SensorProxySource with the real iio-sensor-proxy under umockdev", .serialized)
 struct RealSensorProxyTests {
     @Test func realDaemonOrientationProximityLightSuspendAndRestart() async throws {

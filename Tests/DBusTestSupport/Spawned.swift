@@ -68,6 +68,27 @@ public final class Spawned: Sendable {
         }
     }
 
+    /// Waits up to `timeout` for it to exit by itself (without blocking a thread); returns its
+    /// wait status, or `nil` if it is still running.
+    public func exit(within timeout: Duration) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let status = exitStatus { return status }
+            if ContinuousClock.now >= deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Its wait status once it has exited (reaping it if so); `nil` while it runs.
+    public var exitStatus: Int32? {
+        reaped.withLock { status in
+            if status != nil { return status }
+            var raw: Int32 = 0
+            if waitpid(pid, &raw, WNOHANG) == pid { status = raw }
+            return status
+        }
+    }
+
     /// Sends `signal` (unless it has exited) and waits up to `timeout` for it to exit; SIGKILL after that.
     @discardableResult
     public func terminate(signal: Int32 = SIGTERM, timeout: Duration = .seconds(5)) -> Int32? {
@@ -163,4 +184,29 @@ public func readFile(_ path: String) -> String? {
         bytes += chunk[0..<n]
     }
     return String(decoding: bytes, as: UTF8.self)
+}
+
+/// Runs `executable` to its end (SIGKILL after `timeout`) and returns what it printed (standard
+/// output and error); throws when it exits with another status than 0.
+public func runCommand(
+    _ executable: String, _ arguments: [String], environment: [String: String], timeout: Duration = .seconds(30)
+) async throws -> String {
+    let log = try makeTemporaryFile("notifybus-command")
+    defer { unlink(log) }
+    let process = try Spawned(executable, arguments, environment: environment, log: log)
+    let status = await process.exit(within: timeout) ?? process.terminate(signal: SIGKILL)
+    let output = readFile(log) ?? ""
+    guard status == 0 else {
+        throw Spawned.Failure("\(([executable] + arguments).joined(separator: " ")) exited with wait status \(status ?? -1): \(output)")
+    }
+    return output
+}
+
+/// A new empty file under /tmp (for the caller to remove).
+public func makeTemporaryFile(_ prefix: String) throws -> String {
+    var template = Array("/tmp/\(prefix).XXXXXX".utf8CString)
+    let fd = mkstemp(&template)
+    guard fd >= 0 else { throw Spawned.Failure("mkstemp: errno \(errno)") }
+    close(fd)
+    return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
