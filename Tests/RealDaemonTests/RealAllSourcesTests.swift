@@ -11,7 +11,7 @@ import Glibc
 /// iio-sensor-proxy (umockdev) and the real systemd-localed on one private system bus, the real
 /// xdg-desktop-portal on a private session bus. The power source finds whatever this machine has
 /// (usually nothing), so the tests watch the other keys only.
-@Suite("notifywatch with every real daemon at once")
+@Suite("notifywatch with every real daemon at once", .enabled(if: canRunRealLocaled, "needs root for unshare --mount; always run under CI"))
 struct RealAllSourcesTests {
     @Test func sourcesListAndOneWatcherForAllOfThem() async throws {
         let system = try PrivateBus()

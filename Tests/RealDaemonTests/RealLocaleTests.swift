@@ -11,7 +11,7 @@ import Glibc
 /// mount namespace over copies of /etc and /usr/lib/locale, on a private system bus named by
 /// `--system-bus`. Only locales every system has (C.UTF-8, C, POSIX) are set, so localed never
 /// runs locale-gen (and if it did, it would write the copy).
-@Suite("notifywatch with the real systemd-localed")
+@Suite("notifywatch with the real systemd-localed", .enabled(if: canRunRealLocaled, "needs root for unshare --mount; always run under CI"))
 struct RealLocaleTests {
     @Test func initialLiveSuspendedReactivatedTerminatedAndReplayed() async throws {
         let bus = try PrivateBus()
