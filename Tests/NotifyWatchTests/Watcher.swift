@@ -31,31 +31,6 @@ extension Testbed {
     }
 }
 
-/// A notification line, reduced to what the delivery rules decide.
-struct Note: Equatable, Hashable, CustomStringConvertible {
-    var key: String
-    var value: JSONValue
-    var coalesced: Int
-    var previous: JSONValue?
-
-    init(_ key: String, _ value: JSONValue, coalesced: Int = 1, previous: JSONValue? = nil) {
-        self.key = key
-        self.value = value
-        self.coalesced = coalesced
-        self.previous = previous
-    }
-
-    init?(_ line: JSONValue) {
-        guard line["type"] == "notification", let key = line["key"]?.stringValue, let value = line["value"],
-              let coalesced = line["coalesced"]?.doubleValue
-        else { return nil }
-        self.init(key, value, coalesced: Int(coalesced), previous: line["previous"])
-    }
-
-    var description: String {
-        "\(key)=\(value) ×\(coalesced)\(previous.map { " (was \($0))" } ?? "")"
-    }
-}
 
 /// The current values of the laptop, as `notifywatch` prints them first.
 let laptopInitialNotes: Set<Note> = [

@@ -16,31 +16,6 @@ import Glibc
 /// How long to wait for something that should happen: generous, real daemons on slow CI.
 let realPatience: Duration = .seconds(20)
 
-/// A notification line, reduced to what the delivery rules decide.
-struct Note: Equatable, Hashable, CustomStringConvertible {
-    var key: String
-    var value: JSONValue
-    var coalesced: Int
-    var previous: JSONValue?
-
-    init(_ key: String, _ value: JSONValue, coalesced: Int = 1, previous: JSONValue? = nil) {
-        self.key = key
-        self.value = value
-        self.coalesced = coalesced
-        self.previous = previous
-    }
-
-    init?(_ line: JSONValue) {
-        guard line["type"] == "notification", let key = line["key"]?.stringValue, let value = line["value"],
-              let coalesced = line["coalesced"]?.doubleValue
-        else { return nil }
-        self.init(key, value, coalesced: Int(coalesced), previous: line["previous"])
-    }
-
-    var description: String {
-        "\(key)=\(value) ×\(coalesced)\(previous.map { " (was \($0))" } ?? "")"
-    }
-}
 
 /// The `type`s a line of `notifywatch --json` may have (CONTRACT.md §3).
 let lineTypes: Set<String> = ["notification", "suspended", "resumed", "resync", "source"]
