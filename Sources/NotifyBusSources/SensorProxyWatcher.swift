@@ -122,15 +122,22 @@ final class SensorProxyWatcher: LoopWatcher {
     /// came back in the meantime (a restart while the process was stopped), that is after the
     /// new claims and their first readings, so that what changed is published before `done`
     /// (a CLI flushes on fg right after). At most `settleDelay` + 2 s.
+    ///
+    /// It starts with a round trip to the bus daemon: its reply is dispatched after every message
+    /// that queued up before it (after a stop, the daemon's `NameOwnerChanged`s), so the owner,
+    /// and whether the sensors must be claimed again, is current before anything is decided.
     func reread(then done: @escaping () -> Void) {
-        guard owner != nil, !stopped else {
-            done()
-            return
+        guard !stopped else { return done() }
+        connection.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "GetNameOwner", arguments: [.string(Self.service)], timeout: .seconds(2)
+        ) { [weak self] _ in
+            guard let self, self.owner != nil, !self.stopped else { return done() }
+            self.readAll(then: { [weak self] in
+                guard let self else { return done() }
+                self.whenSettled(done)
+            })
         }
-        readAll(then: { [weak self] in
-            guard let self else { return done() }
-            self.whenSettled(done)
-        })
     }
 
     /// Whether the state is published: the service is absent, or every sensor it has has its

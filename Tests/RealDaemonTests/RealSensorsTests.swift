@@ -201,7 +201,8 @@ struct RealSensorsTests {
         #expect(continued?["type"] == "resumed")
         #expect(continued?["flushed"] == 1)
         #expect(await watch.next().flatMap(Note.init) == Note("orientation", "landscape-right", coalesced: 1, previous: "landscape-left"))
-        #expect(await watch.linesArriving(within: .milliseconds(1500)) == [])
+        let afterContinue = await watch.linesArriving(within: .milliseconds(1500))
+        #expect(afterContinue == [], "\(afterContinue)")
         try testbed.orient("normal")
         #expect(await watch.next().flatMap(Note.init) == Note("orientation", "portrait", previous: "landscape-right"))
 
