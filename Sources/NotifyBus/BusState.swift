@@ -23,7 +23,6 @@ struct BusState {
     /// Changes whenever the set of subscribers changes; stale routes are rebuilt lazily.
     var generation = 0
     var seq: UInt64 = 0
-    var lastEventTime: Duration = .zero
     var nextSubscriberID = 1
     /// Journals, which see every publish and lifecycle change (rare: recording).
     var journals: [JournalCore] = []
@@ -46,7 +45,6 @@ struct BusState {
 
     mutating func publish(keyID: Int32, value: JSONValue, time: Duration) -> [Wakeup] {
         seq &+= 1
-        lastEventTime = time
         let index = Int(keyID)
         if keys[index].routeGeneration != generation { route(index) }
         let seq = self.seq
@@ -111,7 +109,6 @@ struct BusState {
         guard let subscriber = subscribers.removeValue(forKey: id) else { return [] }
         subscriberOrder.removeAll { $0 === subscriber }
         generation &+= 1
-        subscriber.isCancelled = true
         subscriber.hold.reset()
         subscriber.outbox = []
         var wakes: [Wakeup] = []
@@ -169,8 +166,9 @@ struct BusState {
         subscriber.isCongested = false
         if subscriber.hold.overflowed {
             subscriber.hold.reset()
-            subscriber.outbox.append(
-                .resync(time: lastEventTime, entries: snapshot(matching: subscriber.patterns), afterResume: false))
+            // Delivered live, not at a resume: at the time of the latest event it stands for.
+            let current = snapshot(matching: subscriber.patterns)
+            subscriber.outbox.append(.resync(time: current.last?.last ?? .zero, entries: current, afterResume: false))
         } else if !subscriber.hold.isEmpty {
             subscriber.outbox.append(
                 .collapsed(entries: subscriber.hold.take(), ordered: !subscriber.hold.coalesces))

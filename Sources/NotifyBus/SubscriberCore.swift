@@ -11,7 +11,6 @@ final class SubscriberCore {
     var isSuspended = false
     /// The outbox passed the high-water mark: new events collapse into `hold` until the consumer catches up.
     var isCongested = false
-    var isCancelled = false
     // Only ever touched under the bus lock, which already makes every access exclusive: the
     // run-time exclusivity check (swift_beginAccess) on each publish would only add cost.
     @exclusivity(unchecked) var hold: Hold

@@ -245,6 +245,21 @@ import Testing
         #expect(notes.suffix(5).allSatisfy { $0.kind == .collapsed })
     }
 
+    @Test func aSlowSubscriberPastItsLimitResyncsWithoutAResume() {
+        let sub = bus.subscribe(["k/*"], limit: 1, highWaterMark: 2)
+        bus.publish("k/a", 1, at: .s(1))
+        bus.publish("k/b", 1, at: .s(2))  // backlog at the mark: later events collapse
+        bus.publish("k/a", 2, at: .s(3))
+        bus.publish("k/b", 2, at: .s(4))  // a second key: past the limit
+        bus.publish("other", 0, at: .s(5))
+        let events = sub.poll()
+        #expect(events.filter { if case .resumed = $0 { true } else { false } }.isEmpty)
+        #expect(events.contains(.resync(time: .s(4), reason: .limit)))
+        #expect(events.compactMap(\.notification).map(Note.init) == [
+            Note("k/a", 1), Note("k/b", 1), Note("k/a", 2, 0, previous: 1), Note("k/b", 2, 0, previous: 1),
+        ])
+    }
+
     @Test func memoryOfASuspendedSubscriberIsFlatInEvents() {
         let sub = bus.subscribe(limit: 100)
         sub.suspend()
