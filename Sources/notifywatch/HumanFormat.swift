@@ -12,14 +12,6 @@ struct HumanFormat {
     var keyWidth = 28
     var subscriberWidth = 10
 
-    private static let clockFormat: DateFormatter = {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = .current
-        f.dateFormat = "HH:mm:ss.SSS"
-        return f
-    }()
-
     func format(seconds: Double, subscriber: String, event: SubscriptionEvent) -> String {
         var line = paint(timeColumn(seconds), "2") + "  "
         if showSubscriber { line += pad(subscriber, subscriberWidth) + "  " }
@@ -46,7 +38,7 @@ struct HumanFormat {
 
     func timeColumn(_ seconds: Double) -> String {
         if let origin {
-            return Self.clockFormat.string(from: origin.addingTimeInterval(seconds))
+            return LocalTime(origin.addingTimeInterval(seconds)).clock
         }
         let text = "+" + String(format: "%.3f", seconds)
         return String(repeating: " ", count: max(0, 10 - text.count)) + text

@@ -50,7 +50,7 @@ final class LiveOutput: Sendable {
         let t = LogTime(time)
         let line: String
         if json {
-            let wall = event.notification.map { _ in Self.rfc3339(origin.addingTimeInterval(t.seconds)) }
+            let wall = event.notification.map { _ in LocalTime(origin.addingTimeInterval(t.seconds)).rfc3339 }
             line = event.contractJSON(t: t.json, subscriber: subscriber, time: wall)
         } else {
             line = human.format(seconds: t.seconds, subscriber: subscriber, event: event)
@@ -125,20 +125,5 @@ final class LiveOutput: Sendable {
         case .notification(let n): n.time
         case .suspended(let time), .resumed(let time, _), .resync(let time, _): time
         }
-    }
-
-    /// RFC 3339 in local time with its offset, to the millisecond: `2026-11-21T10:00:00.250+01:00`.
-    static func rfc3339(_ date: Date) -> String {
-        let seconds = date.timeIntervalSince1970
-        var whole = time_t(seconds.rounded(.down))
-        let millis = Int(((seconds - Double(whole)) * 1000).rounded(.down))
-        var parts = tm()
-        localtime_r(&whole, &parts)
-        var buffer = [CChar](repeating: 0, count: 64)
-        strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S", &parts)
-        let offset = Int(parts.tm_gmtoff)
-        let zone = (offset < 0 ? "-" : "+") + String(format: "%02d:%02d", abs(offset) / 3600, (abs(offset) % 3600) / 60)
-        let base = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        return base + String(format: ".%03d", millis) + zone
     }
 }

@@ -91,7 +91,7 @@ struct Watch: AsyncParsableCommand {
         if let record {
             do {
                 let writer = try EventLogWriter(path: record, metadata: [
-                    "recorded": .string(LiveOutput.rfc3339(origin)),
+                    "recorded": .string(LocalTime(origin).rfc3339),
                     "host": .string(ProcessInfo.processInfo.hostName),
                     "sources": .array(names.map { .string($0) }),
                 ])
