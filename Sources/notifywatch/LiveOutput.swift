@@ -31,8 +31,9 @@ final class LiveOutput: Sendable {
         var flushRemaining = 0
         /// The status last printed for each source.
         var printed: [String: SourceStatus] = [:]
-        /// Status changes held while suspended, the latest per source, in order of first change.
-        var held: [(source: String, status: SourceStatus)] = []
+        /// Status changes held while suspended, the latest per source, in order of first change,
+        /// with a way to read the source's status when they are released.
+        var held: [(source: String, status: SourceStatus, current: (@Sendable () -> SourceStatus)?)] = []
     }
 
     init(json: Bool, color: Bool, subscriber: String, origin: Date) {
@@ -75,27 +76,40 @@ final class LiveOutput: Sendable {
     }
 
     /// Prints a `source` line for `status`, unless it is the one last printed for `name`; held
-    /// while the watcher is suspended or its flush is still coming.
-    func source(_ name: String, _ status: SourceStatus, at time: Duration) {
+    /// while the watcher is suspended or its flush is still coming. `current` reads the source's
+    /// status: a held change is released as the status the source has then (the reader of its
+    /// changes may lag behind, with a change that has since given way to another).
+    func source(
+        _ name: String, _ status: SourceStatus, at time: Duration, current: (@Sendable () -> SourceStatus)? = nil
+    ) {
         out.withLock { state in
             if state.holding || state.flushRemaining > 0 {
                 if let index = state.held.firstIndex(where: { $0.source == name }) {
                     state.held[index].status = status
                 } else {
-                    state.held.append((name, status))
+                    state.held.append((name, status, current))
                 }
                 return
             }
+            let status = Self.latest(status, current)
             guard state.printed[name] != status else { return }
             state.printed[name] = status
             state.stream.line(sourceLine(name, status, at: time))
         }
     }
 
+    /// `status`, or the source's status now when that has settled on something else since.
+    private static func latest(_ status: SourceStatus, _ current: (@Sendable () -> SourceStatus)?) -> SourceStatus {
+        guard let now = current?(), now.isSettled else { return status }
+        return now
+    }
+
     private func releaseHeld(_ state: inout State, at time: Duration) {
         let held = state.held
         state.held = []
-        for (name, status) in held where state.printed[name] != status {
+        for (name, heldStatus, current) in held {
+            let status = Self.latest(heldStatus, current)
+            guard state.printed[name] != status else { continue }
             state.printed[name] = status
             state.stream.line(sourceLine(name, status, at: time))
         }

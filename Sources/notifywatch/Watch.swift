@@ -139,15 +139,12 @@ struct Watch: AsyncParsableCommand {
                 printError("\(what); watching anyway (--exit-if-unavailable exits instead)")
             }
             // Then every change: settled ones only (a source restarting shows as unavailable,
-            // then running, without its connecting and claiming in between), and only while
-            // still current: a status that has already given way to another by the time it is
-            // read here (a daemon that restarted during a re-read on fg) is history, not news.
+            // then running, without its connecting and claiming in between).
             for (source, printed) in zip(sources, statuses) {
                 group.addTask {
                     var last = printed
-                    for await status in source.statusUpdates()
-                    where status.isSettled && status != last && status == source.status {
-                        output.source(source.name, status, at: bus.clock.now())
+                    for await status in source.statusUpdates() where status.isSettled && status != last {
+                        output.source(source.name, status, at: bus.clock.now(), current: { source.status })
                         last = status
                     }
                 }
