@@ -76,15 +76,7 @@ public final class LocaleSource: ProblemReportingSource {
 
     /// Watches until the task is cancelled.
     public func run() async throws {
-        let bus = self.bus
-        let configuration = self.configuration
-        let reporter = host.reporter
-        let problems = self.problems
-        try await host.run { context in
-            LocaleWatcher(
-                bus: bus, configuration: configuration, context: context,
-                report: { reporter.report($0) }, problem: { problems.report($0) })
-        }
+        try await host.run(bus: bus, configuration: configuration, problems: problems)
     }
 
     /// Reads the locale again and publishes it if it differs; returns when done.

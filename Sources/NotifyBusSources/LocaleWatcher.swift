@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// The loop-side part of `LocaleSource`.
-final class LocaleWatcher: LoopWatcher {
+final class LocaleWatcher: ConfiguredWatcher {
     static let service = "org.freedesktop.locale1"
     static let path = "/org/freedesktop/locale1"
     static let interface = "org.freedesktop.locale1"

@@ -1,4 +1,5 @@
 import EventLoop
+import NotifyBus
 import Synchronization
 
 /// The loop-side part of a source: created, used and released on one `EventLoopThread`.
@@ -9,6 +10,28 @@ protocol LoopWatcher: AnyObject, SendableMetatype {
     func stop(in context: LoopContext, then done: @escaping () -> Void)
     /// Reads the whole state again, publishes differences, then calls `done`.
     func reread(then done: @escaping () -> Void)
+}
+
+/// A watcher made from its source's bus and configuration, reporting status and problems: the
+/// D-Bus sources' watchers, which `LoopSourceHost.run(bus:configuration:problems:)` makes alike.
+protocol ConfiguredWatcher: LoopWatcher {
+    associatedtype Configuration: Sendable
+    init(
+        bus: NotificationBus, configuration: Configuration, context: LoopContext,
+        report: @escaping (SourceStatus) -> Void, problem: @escaping (String) -> Void)
+}
+
+extension LoopSourceHost where Watcher: ConfiguredWatcher {
+    /// Runs a watcher made from `bus` and `configuration` until the task is cancelled, its
+    /// status going to `reporter` and what it skips to `problems`.
+    func run(bus: NotificationBus, configuration: Watcher.Configuration, problems: SourceProblemLog) async throws {
+        let reporter = self.reporter
+        try await run { context in
+            Watcher(
+                bus: bus, configuration: configuration, context: context,
+                report: { reporter.report($0) }, problem: { problems.report($0) })
+        }
+    }
 }
 
 /// What every loop-based source does around its watcher: the loop (shared or its own), the

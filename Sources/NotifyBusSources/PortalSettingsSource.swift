@@ -84,15 +84,7 @@ public final class PortalSettingsSource: ProblemReportingSource {
 
     /// Watches until the task is cancelled.
     public func run() async throws {
-        let bus = self.bus
-        let configuration = self.configuration
-        let reporter = host.reporter
-        let problems = self.problems
-        try await host.run { context in
-            PortalSettingsWatcher(
-                bus: bus, configuration: configuration, context: context,
-                report: { reporter.report($0) }, problem: { problems.report($0) })
-        }
+        try await host.run(bus: bus, configuration: configuration, problems: problems)
     }
 
     /// Reads every setting again (`ReadAll`) and publishes what differs; returns when done.

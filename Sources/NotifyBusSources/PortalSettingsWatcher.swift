@@ -3,7 +3,7 @@ import EventLoop
 import NotifyBus
 
 /// The loop-side part of `PortalSettingsSource`.
-final class PortalSettingsWatcher: LoopWatcher {
+final class PortalSettingsWatcher: ConfiguredWatcher {
     static let service = "org.freedesktop.portal.Desktop"
     static let path = "/org/freedesktop/portal/desktop"
     static let interface = "org.freedesktop.portal.Settings"

@@ -101,15 +101,7 @@ public final class SensorProxySource: ProblemReportingSource {
     /// Watches until the task is cancelled, then releases its claims and returns.
     /// - Throws: `SourceError.alreadyRunning`, `SourceError.eventLoop`.
     public func run() async throws {
-        let bus = self.bus
-        let configuration = self.configuration
-        let reporter = host.reporter
-        let problems = self.problems
-        try await host.run { context in
-            SensorProxyWatcher(
-                bus: bus, configuration: configuration, context: context,
-                report: { reporter.report($0) }, problem: { problems.report($0) })
-        }
+        try await host.run(bus: bus, configuration: configuration, problems: problems)
     }
 
     /// Reads every property again and publishes what differs; returns when done.

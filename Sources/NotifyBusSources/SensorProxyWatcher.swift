@@ -3,7 +3,7 @@ import EventLoop
 import NotifyBus
 
 /// The loop-side part of `SensorProxySource`: its D-Bus connection, claims and readings.
-final class SensorProxyWatcher: LoopWatcher {
+final class SensorProxyWatcher: ConfiguredWatcher {
     static let service = "net.hadess.SensorProxy"
     static let path = "/net/hadess/SensorProxy"
     static let interface = "net.hadess.SensorProxy"
