@@ -1,6 +1,5 @@
 import EventLoop
 import NotifyBus
-import Synchronization
 import Udev
 
 /// Batteries and line power from udev's `power_supply` devices, published as CONTRACT.md §1's
@@ -70,17 +69,7 @@ public final class PowerSupplySource: NotifyBusSource {
     /// Its configuration.
     public let configuration: Configuration
 
-    private let sharedLoop: EventLoopThread?
-    private let reporter = SourceStatusReporter()
-    /// Whether `run()` is under way (claimed before anything else, so a second call is refused at once).
-    private let isActive = Atomic<Bool>(false)
-    /// Where the watcher lives while it runs, for `reread()`.
-    private let running = Mutex<Running?>(nil)
-
-    private struct Running: Sendable {
-        let loop: EventLoopThread
-        let key: LoopLocalKey<PowerSupplyWatcher>
-    }
+    private let host: LoopSourceHost<PowerSupplyWatcher>
 
     /// Creates the source; nothing happens until `run()`.
     /// - Parameters:
@@ -90,70 +79,29 @@ public final class PowerSupplySource: NotifyBusSource {
     ///   - configuration: the re-read interval, and test hooks.
     public init(bus: NotificationBus, loop: EventLoopThread? = nil, configuration: Configuration = Configuration()) {
         self.bus = bus
-        self.sharedLoop = loop
         self.configuration = configuration
+        host = LoopSourceHost(name: "power", loop: loop)
     }
 
     /// The status it last reported.
-    public var status: SourceStatus { reporter.current }
+    public var status: SourceStatus { host.reporter.current }
 
     /// The current status, then every change, until `run()` returns.
-    public func statusUpdates() -> AsyncStream<SourceStatus> { reporter.updates() }
+    public func statusUpdates() -> AsyncStream<SourceStatus> { host.reporter.updates() }
 
     /// Works until the task is cancelled: publishes the current values, then every change.
     /// - Throws: `SourceError.alreadyRunning` if it is running already; `SourceError.eventLoop`
     ///   when its event loop cannot start or was shut down under it.
     public func run() async throws {
-        guard isActive.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
-        else { throw SourceError.alreadyRunning(source: name) }
-        defer { isActive.store(false, ordering: .releasing) }
-
-        let key = LoopLocalKey<PowerSupplyWatcher>()
-        let loop: EventLoopThread
-        do {
-            loop = try sharedLoop ?? EventLoopThread(name: "power-supply")
-        } catch {
-            reporter.report(.failed(reason: "event loop: \(error)"))
-            reporter.finish()
-            throw SourceError.eventLoop(source: name, reason: "\(error)")
-        }
-        let ownsLoop = sharedLoop == nil
-        running.withLock { $0 = Running(loop: loop, key: key) }
-
         let bus = self.bus
         let configuration = self.configuration
-        let reporter = self.reporter
-        do {
-            try await loop.submit { context in
-                let watcher = PowerSupplyWatcher(bus: bus, configuration: configuration) { reporter.report($0) }
-                context[local: key] = watcher
-                watcher.start(in: context)
-            }
-        } catch {
-            running.withLock { $0 = nil }
-            reporter.report(.failed(reason: "event loop: \(error)"))
-            reporter.finish()
-            if ownsLoop { await loop.shutdown() }
-            throw SourceError.eventLoop(source: name, reason: "\(error)")
+        let reporter = host.reporter
+        try await host.run { context in
+            PowerSupplyWatcher(bus: bus, configuration: configuration) { reporter.report($0) }
         }
-
-        await waitUntilCancelled()
-
-        running.withLock { $0 = nil }
-        // A shared loop that was shut down has already released the watcher.
-        try? await loop.submit { context in
-            context[local: key]?.stop(in: context)
-            context[local: key] = nil
-        }
-        if ownsLoop { await loop.shutdown() }
-        reporter.finish()
     }
 
     /// Reads every device again and publishes what differs from the store (and `null` for devices
     /// that went away); returns when done. Does nothing when the source is not running.
-    public func reread() async {
-        guard let running = running.withLock({ $0 }) else { return }
-        let key = running.key
-        try? await running.loop.submit { context in context[local: key]?.rereadAll() }
-    }
+    public func reread() async { await host.reread() }
 }

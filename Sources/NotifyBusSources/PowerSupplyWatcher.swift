@@ -7,7 +7,7 @@ import Udev
 /// Created, used and released only inside jobs and handlers of one `EventLoopThread`, where it
 /// is kept in the loop's storage (`LoopContext[local:]`); it is not `Sendable` and never leaves
 /// that thread, which is what keeps the libudev objects it owns on one thread.
-final class PowerSupplyWatcher {
+final class PowerSupplyWatcher: LoopWatcher {
     private let bus: NotificationBus
     private let configuration: PowerSupplySource.Configuration
     private let report: @Sendable (SourceStatus) -> Void
@@ -73,6 +73,18 @@ final class PowerSupplyWatcher {
                 self?.rereadAll()
             }
         }
+    }
+
+    /// Stops watching and releases the libudev objects, then calls `done`. Published values stay.
+    func stop(in context: LoopContext, then done: @escaping () -> Void) {
+        stop(in: context)
+        done()
+    }
+
+    /// Reads every device again (see `rereadAll`), then calls `done`.
+    func reread(then done: @escaping () -> Void) {
+        rereadAll()
+        done()
     }
 
     /// Stops watching and releases the libudev objects. Published values stay in the store.
