@@ -215,31 +215,24 @@ public final class DBusClient: Sendable {
     /// (the match rule is queued before any later call of this client) until the stream is
     /// dropped or the client closed.
     public func signals(matching rule: DBusMatchRule) async -> AsyncStream<DBusSignal> {
-        let (stream, continuation) = AsyncStream.makeStream(of: DBusSignal.self)
-        let loop = self.loop
-        let key = self.key
-        let registered = await withConnection { connection in
-            let token = connection.subscribe(rule) { continuation.yield($0) }
-            let stateToken = connection.onStateChange { if $0 == .closed { continuation.finish() } }
-            continuation.onTermination = { _ in
-                try? loop.execute { context in
-                    context[local: key]?.cancel(token)
-                    context[local: key]?.cancel(stateToken)
-                }
-            }
-            return true
-        }
-        if registered == nil { continuation.finish() }
-        return stream
+        await stream { connection, continuation in connection.subscribe(rule) { continuation.yield($0) } }
     }
 
     /// The owner of the well-known `name` once known, then every change (`nil`: no owner).
     public func nameOwners(of name: String) async -> AsyncStream<String?> {
-        let (stream, continuation) = AsyncStream.makeStream(of: String?.self)
+        await stream { connection, continuation in connection.watchNameOwner(name) { continuation.yield($0) } }
+    }
+
+    /// A stream fed by what `register` sets up on the connection, on the loop; it ends when the
+    /// client closes, and dropping it cancels the registration.
+    private func stream<Element: Sendable>(
+        _ register: @escaping @Sendable (DBusConnection, AsyncStream<Element>.Continuation) -> DBusConnection.Token
+    ) async -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
         let loop = self.loop
         let key = self.key
         let registered = await withConnection { connection in
-            let token = connection.watchNameOwner(name) { continuation.yield($0) }
+            let token = register(connection, continuation)
             let stateToken = connection.onStateChange { if $0 == .closed { continuation.finish() } }
             continuation.onTermination = { _ in
                 try? loop.execute { context in
