@@ -1,117 +1,109 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+// NotifyBus, by layer, from the portable core up to the Linux tools:
+//
+//   core            NotifyBus           the coalescing bus: pure Swift, no C, no Foundation
+//   formats         NotifyBusLog        event logs (CONTRACT.md §2): read, write, replay
+//   C shims         CUdev, CDBus, CEpollLoop
+//   system wrappers Udev, DBus, EpollLoop   each owns its C objects; no C above them
+//   sources         NotifyBusSources    udev and D-Bus sources, each a `Service`
+//   tools           notifywatch, examples
+//   tests           one target per layer, with shared support for child processes, private
+//                   buses and umockdev test beds
+//
+// The core and the log format build wherever Swift 6 does (macOS 15 for `Synchronization`);
+// everything from the C shims up is Linux only (epoll, libudev, libdbus).
 let package = Package(
     name: "NotifyBus",
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "NotifyBus", targets: ["NotifyBus"]),
         .library(name: "NotifyBusLog", targets: ["NotifyBusLog"]),
+        .library(name: "NotifyBusSources", targets: ["NotifyBusSources"]),
+        .library(name: "Udev", targets: ["Udev"]),
+        .library(name: "DBus", targets: ["DBus"]),
+        .library(name: "EpollLoop", targets: ["EpollLoop"]),
         .executable(name: "notifywatch", targets: ["notifywatch"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        // The coalescing core: pure Swift, no C, no Foundation.
+        // Core.
         .target(name: "NotifyBus"),
-        // Event logs (CONTRACT.md §2): reader, writer, replayer on a virtual clock.
+
+        // Formats.
         .target(name: "NotifyBusLog", dependencies: ["NotifyBus"]),
+
+        // C shims, through pkg-config (Debian/Ubuntu: libudev-dev, libdbus-1-dev), and the
+        // epoll, eventfd and timerfd calls that Glibc does not export.
+        .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(name: "CEpollLoop"),
+
+        // System wrappers.
+        .target(name: "EpollLoop", dependencies: ["CEpollLoop", .product(name: "HeapModule", package: "swift-collections")]),
+        .target(name: "Udev", dependencies: ["CUdev"]),
+        .target(name: "DBus", dependencies: ["CDBus", "EpollLoop"]),
+
+        // Sources.
+        .target(
+            name: "NotifyBusSources",
+            dependencies: [
+                "NotifyBus", "Udev", "DBus", "EpollLoop",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
+        // Tools. The examples build with the package so that they cannot rot.
         .executableTarget(
             name: "notifywatch",
             dependencies: [
-                "NotifyBus", "NotifyBusLog", "NotifyBusSources", "EventLoop", "DBus",
+                "NotifyBus", "NotifyBusLog", "NotifyBusSources",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Example programs build with the package so they cannot rot.
         .executableTarget(name: "AppLifecycleExample", dependencies: ["NotifyBus"], path: "Examples/AppLifecycle"),
         .executableTarget(
-            name: "LiveAppExample", dependencies: ["NotifyBus", "NotifyBusSources", "EventLoop"],
-            path: "Examples/LiveApp"),
+            name: "LiveAppExample", dependencies: ["NotifyBus", "NotifyBusSources"], path: "Examples/LiveApp"),
+
+        // Tests. Debian packages they need: scripts/system-packages.txt.
+        .target(name: "TestSupport", dependencies: ["NotifyBus"], path: "Tests/TestSupport", exclude: ["Fixtures"]),
+        .target(name: "DBusTestSupport", dependencies: ["DBus"], path: "Tests/DBusTestSupport", exclude: ["Fixtures"]),
+        // Runs the power source in a child process under umockdev's LD_PRELOAD.
+        .executableTarget(
+            name: "PowerSupplyProbe", dependencies: ["NotifyBus", "NotifyBusSources", "Udev", "EpollLoop"],
+            path: "Tests/PowerSupplyProbe"),
         .testTarget(name: "NotifyBusTests", dependencies: ["NotifyBus"]),
+        .testTarget(name: "NotifyBusLogTests", dependencies: ["NotifyBus", "NotifyBusLog"], exclude: ["Fixtures"]),
+        .testTarget(name: "EpollLoopTests", dependencies: ["EpollLoop"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport", "EpollLoop"]),
         .testTarget(
-            name: "NotifyBusLogTests",
-            dependencies: ["NotifyBus", "NotifyBusLog"],
-            exclude: ["Fixtures"]
-        ),
+            name: "PowerSupplyTests",
+            dependencies: ["NotifyBus", "NotifyBusSources", "PowerSupplyProbe", "TestSupport"]),
+        .testTarget(
+            name: "DBusSourcesTests",
+            dependencies: ["NotifyBus", "NotifyBusSources", "DBus", "DBusTestSupport", "EpollLoop"],
+            exclude: ["Fixtures"]),
+        .testTarget(
+            name: "NotifyWatchTests", dependencies: ["NotifyBus", "TestSupport", "notifywatch", "LiveAppExample"]),
+        // notifywatch against the real iio-sensor-proxy, systemd-localed and xdg-desktop-portal.
+        .testTarget(name: "RealDaemonTests", dependencies: ["NotifyBus", "DBusTestSupport", "TestSupport", "notifywatch"]),
     ],
     swiftLanguageModes: [.v6]
 )
 
-// Targets of the system sources (udev, D-Bus) are appended below this line.
-
-
-// udev power supplies (issue 3).
-package.targets += [
-    // libudev, through pkg-config (Debian/Ubuntu: libudev-dev).
-    .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
-    // A thin Swift layer over libudev: context, enumerator, monitor, device. Owns lifetimes, hides C.
-    .target(name: "Udev", dependencies: ["CUdev"]),
-    // epoll, eventfd and timerfd (and prctl), which Swift's Glibc module does not export.
-    .systemLibrary(name: "CEventLoop"),
-    // An epoll event-loop thread that owns C objects that are not thread-safe (udev, D-Bus).
-    .target(name: "EventLoop", dependencies: ["CEventLoop"]),
-    // The system sources: power supplies from udev (D-Bus sources to follow).
-    .target(name: "NotifyBusSources", dependencies: ["NotifyBus", "Udev", "EventLoop"]),
-    .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"]),
-    // Test helper: runs PowerSupplySource in a child process, under umockdev's LD_PRELOAD.
-    .executableTarget(
-        name: "PowerSupplyProbe",
-        dependencies: ["NotifyBus", "NotifyBusSources", "Udev", "EventLoop"],
-        path: "Tests/PowerSupplyProbe"
-    ),
-    // Shared by the umockdev tests: child processes, the test bed (Fixtures/testbed.py), paths.
-    .target(name: "TestSupport", dependencies: ["NotifyBus"], path: "Tests/TestSupport", exclude: ["Fixtures"]),
-    // Real libudev against umockdev test beds (Debian: umockdev libumockdev-dev gir1.2-umockdev-1.0
-    // python3-gi). The tests start PowerSupplyProbe under the preload; plain `swift test` runs them.
-    .testTarget(
-        name: "PowerSupplyTests",
-        dependencies: ["NotifyBus", "NotifyBusSources", "PowerSupplyProbe", "TestSupport"]
-    ),
-    // The real notifywatch binary inside the umockdev sandbox: output, signals, recording, arguments.
-    .testTarget(name: "NotifyWatchTests", dependencies: ["NotifyBus", "TestSupport", "notifywatch", "LiveAppExample"]),
-]
-package.products += [
-    .library(name: "Udev", targets: ["Udev"]),
-    .library(name: "EventLoop", targets: ["EventLoop"]),
-    .library(name: "NotifyBusSources", targets: ["NotifyBusSources"]),
-]
-
-// D-Bus client and the sensor, locale and settings sources (issue 4).
-package.targets += [
-    // libdbus-1, through pkg-config (Debian/Ubuntu: libdbus-1-dev).
-    .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
-    // A Swift D-Bus client on libdbus, running on an EventLoopThread. Owns lifetimes, hides C.
-    .target(name: "DBus", dependencies: ["CDBus", "EventLoop"]),
-    // Test harness: private dbus-daemons, python-dbusmock services, child processes.
-    .target(name: "DBusTestSupport", dependencies: ["DBus"], path: "Tests/DBusTestSupport", exclude: ["Fixtures"]),
-    // The D-Bus client against private buses (dbus-daemon, python3-dbusmock).
-    .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport", "EventLoop"]),
-    // The sensor, locale and settings sources against python-dbusmock services and the real
-    // iio-sensor-proxy under umockdev (Debian: dbus-daemon python3-dbusmock iio-sensor-proxy
-    // umockdev gir1.2-umockdev-1.0 python3-gi), each test on its own private dbus-daemon.
-    .testTarget(
-        name: "DBusSourcesTests",
-        dependencies: ["NotifyBus", "NotifyBusSources", "DBus", "DBusTestSupport", "EventLoop"],
-        exclude: ["Fixtures"]
-    ),
-]
-package.products += [
-    .library(name: "DBus", targets: ["DBus"]),
-]
-// The D-Bus sources live in NotifyBusSources beside the power-supply source.
-if let index = package.targets.firstIndex(where: { $0.name == "NotifyBusSources" }) {
-    package.targets[index].dependencies.append("DBus")
+// Every Swift target: explicit existentials, and imports that say what a file uses.
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
 }
-
-// notifywatch against the real daemons (issues 4 and 5): the real iio-sensor-proxy on umockdev,
-// the real systemd-localed in a private mount namespace, the real xdg-desktop-portal with its GTK
-// backend and dconf on Xvfb, each on its own private bus (Debian: systemd iio-sensor-proxy
-// xdg-desktop-portal xdg-desktop-portal-gtk xvfb dconf-service libglib2.0-bin; run as root).
-package.targets += [
-    .testTarget(
-        name: "RealDaemonTests",
-        dependencies: ["NotifyBus", "DBusTestSupport", "TestSupport", "notifywatch"]
-    ),
-]

@@ -21,7 +21,7 @@ let package = Package(
                 .product(name: "NotifyBus", package: "NotifyBus"),
                 .product(name: "NotifyBusSources", package: "NotifyBus"),
                 .product(name: "Udev", package: "NotifyBus"),
-                .product(name: "EventLoop", package: "NotifyBus"),
+                .product(name: "EpollLoop", package: "NotifyBus"),
             ]
         ),
     ],

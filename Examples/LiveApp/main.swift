@@ -4,7 +4,7 @@
 // on `fg` it prints what changed while it was away, one line per key.
 //
 //   swift run LiveAppExample            (then type bg, fg, quit)
-import EventLoop
+import EpollLoop
 import NotifyBus
 import NotifyBusSources
 import Synchronization

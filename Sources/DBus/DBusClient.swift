@@ -1,4 +1,4 @@
-import EventLoop
+import EpollLoop
 
 /// An async/await handle on a `DBusConnection`, usable from any thread or task.
 ///

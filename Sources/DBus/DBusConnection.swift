@@ -1,5 +1,5 @@
 import CDBus
-import EventLoop
+import EpollLoop
 
 /// A connection to a message bus that lives on an `EventLoopThread` and survives the bus going away.
 ///

@@ -1,5 +1,5 @@
 import CDBus
-import EventLoop
+import EpollLoop
 
 /// One libdbus connection and its glue to the loop: watches become fd registrations, timeouts
 /// become loop timers, dispatching runs soon after data arrives. Internal: the C pointer stays here.

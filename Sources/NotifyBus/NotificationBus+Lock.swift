@@ -8,6 +8,8 @@
 @_silgen_name("__tsan_release") private func tsanRelease(_ address: UnsafeRawPointer)
 #endif
 
+import Synchronization
+
 extension NotificationBus {
     /// Runs `body` with the bus state, under the bus's one lock.
     @inline(__always)

@@ -1,4 +1,4 @@
-import EventLoop
+import EpollLoop
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 import DBus
-import EventLoop
+import EpollLoop
 import NotifyBus
 
 /// The system locale from systemd-localed (`org.freedesktop.locale1` on the system bus) and the

@@ -1,5 +1,5 @@
 import DBus
-import EventLoop
+import EpollLoop
 import NotifyBus
 
 #if canImport(Glibc)

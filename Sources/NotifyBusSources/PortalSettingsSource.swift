@@ -1,5 +1,5 @@
 import DBus
-import EventLoop
+import EpollLoop
 import NotifyBus
 
 /// Desktop settings from the XDG desktop portal (`org.freedesktop.portal.Settings` on the

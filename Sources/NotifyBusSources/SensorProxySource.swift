@@ -1,5 +1,5 @@
 import DBus
-import EventLoop
+import EpollLoop
 import NotifyBus
 
 /// Orientation, proximity and ambient light from iio-sensor-proxy (`net.hadess.SensorProxy`

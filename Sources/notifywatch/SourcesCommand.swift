@@ -1,5 +1,6 @@
 import ArgumentParser
-import EventLoop
+import Foundation
+import EpollLoop
 import NotifyBus
 import NotifyBusSources
 

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import ArgumentParser
-import EventLoop
+import EpollLoop
 import Foundation
 import NotifyBus
 import NotifyBusLog

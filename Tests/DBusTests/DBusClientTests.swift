@@ -1,6 +1,6 @@
 import DBus
 import DBusTestSupport
-import EventLoop
+import EpollLoop
 import Testing
 
 #if canImport(Glibc)

@@ -23,7 +23,7 @@
 //   {"type":"source","source":"power","status":…,"reason":…}
 //   {"type":"ack","command":…}  {"type":"error","message":…}
 
-import EventLoop
+import EpollLoop
 import NotifyBus
 import NotifyBusSources
 import Udev

@@ -1,6 +1,6 @@
 import CDBusBare
 import DBus
-import EventLoop
+import EpollLoop
 import NotifyBus
 import Synchronization
 

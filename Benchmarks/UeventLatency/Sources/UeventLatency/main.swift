@@ -1,4 +1,4 @@
-import EventLoop
+import EpollLoop
 import NotifyBus
 import NotifyBusSources
 

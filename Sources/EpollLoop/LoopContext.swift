@@ -1,4 +1,5 @@
-import CEventLoop
+import CEpollLoop
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc

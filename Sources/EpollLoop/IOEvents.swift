@@ -1,4 +1,4 @@
-import CEventLoop
+import CEpollLoop
 
 /// Readiness of a file descriptor: what a registration is interested in, and what happened.
 ///

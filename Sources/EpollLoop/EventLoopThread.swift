@@ -1,4 +1,4 @@
-import CEventLoop
+import CEpollLoop
 import Synchronization
 
 #if canImport(Glibc)
