@@ -93,7 +93,8 @@ let package = Package(
             dependencies: ["NotifyBus", "NotifyBusSources", "DBus", "DBusTestSupport", "EpollLoop"],
             exclude: ["Fixtures"]),
         .testTarget(
-            name: "NotifyWatchTests", dependencies: ["NotifyBus", "TestSupport", "notifywatch", "LiveAppExample"]),
+            name: "NotifyWatchTests",
+            dependencies: ["NotifyBus", "NotifyBusLog", "NotifyBusSources", "TestSupport", "notifywatch", "LiveAppExample"]),
         // notifywatch against the real iio-sensor-proxy, systemd-localed and xdg-desktop-portal.
         .testTarget(name: "RealDaemonTests", dependencies: ["NotifyBus", "DBusTestSupport", "TestSupport", "notifywatch"]),
     ],

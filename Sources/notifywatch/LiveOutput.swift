@@ -25,6 +25,7 @@ final class LiveOutput: Sendable {
 
     private struct State {
         var stream: OutputStream
+        var encoder = ContractLineEncoder()
         /// Between a `suspended` line and the end of the next resume's flush.
         var holding = false
         /// How many flushed notifications are still to come after a `resumed` line.
@@ -49,15 +50,14 @@ final class LiveOutput: Sendable {
     func event(_ event: SubscriptionEvent) {
         let time = Self.time(of: event)
         let t = LogTime(time)
-        let line: String
-        if json {
-            let wall = event.notification.map { _ in LocalTime(origin.addingTimeInterval(t.seconds)).rfc3339 }
-            line = event.contractJSON(t: t.json, subscriber: subscriber, time: wall)
-        } else {
-            line = human.format(seconds: t.seconds, subscriber: subscriber, event: event)
-        }
+        let wall = json ? event.notification.map { _ in LocalTime(origin.addingTimeInterval(t.seconds)).rfc3339 } : nil
+        let line = json ? nil : human.format(seconds: t.seconds, subscriber: subscriber, event: event)
         out.withLock { state in
-            state.stream.line(line)
+            if let line {
+                state.stream.line(line)
+            } else {
+                state.stream.line { state.encoder.encode(event, t: t.json, subscriber: subscriber, time: wall, into: &$0) }
+            }
             switch event {
             case .suspended:
                 state.holding = true
@@ -94,7 +94,7 @@ final class LiveOutput: Sendable {
             let status = Self.latest(status, current)
             guard state.printed[name] != status else { return }
             state.printed[name] = status
-            state.stream.line(sourceLine(name, status, at: time))
+            writeSource(name, status, at: time, to: &state)
         }
     }
 
@@ -111,17 +111,15 @@ final class LiveOutput: Sendable {
             let status = Self.latest(heldStatus, current)
             guard state.printed[name] != status else { continue }
             state.printed[name] = status
-            state.stream.line(sourceLine(name, status, at: time))
+            writeSource(name, status, at: time, to: &state)
         }
     }
 
-    private func sourceLine(_ name: String, _ status: SourceStatus, at time: Duration) -> String {
+    /// Prints the `source` line for `status`.
+    private func writeSource(_ name: String, _ status: SourceStatus, at time: Duration, to state: inout State) {
         let t = LogTime(time)
-        let line: String
         if json {
-            var object: JSONObject = ["type": "source", "t": t.json, "source": .string(name), "status": .string(status.name)]
-            if let reason = status.reason { object["reason"] = .string(reason) }
-            line = JSONValue.object(object).jsonText
+            state.stream.line { state.encoder.encodeSource(name, status, t: t.json, into: &$0) }
         } else {
             let mark = switch status {
             case .running: human.paint("● source \(name): running", "32")
@@ -129,9 +127,8 @@ final class LiveOutput: Sendable {
                 human.paint("○ source \(name): unavailable — \(reason)", "33")
             case .failed(let reason): human.paint("✖ source \(name): failed — \(reason)", "31")
             }
-            line = human.paint(human.timeColumn(t.seconds), "2") + "  " + mark
+            state.stream.line(human.paint(human.timeColumn(t.seconds), "2") + "  " + mark)
         }
-        return line
     }
 
     static func time(of event: SubscriptionEvent) -> Duration {

@@ -20,8 +20,14 @@ final class OutputStream {
     /// Whether the descriptor is a terminal.
     var isTerminal: Bool { isatty(fd) == 1 }
 
+    /// Writes `text` and a newline.
     func line(_ text: String) {
-        buffer.append(contentsOf: text.utf8)
+        line { $0.append(contentsOf: text.utf8) }
+    }
+
+    /// Writes the bytes `build` appends to the buffer it is given, and a newline.
+    func line(_ build: (inout [UInt8]) -> Void) {
+        build(&buffer)
         buffer.append(UInt8(ascii: "\n"))
         if lineBuffered || buffer.count >= 1 << 16 { flush() }
     }

@@ -72,6 +72,7 @@ struct Replay: ParsableCommand {
             origin: Self.recordedTime(log.header))
         human.keyWidth = min(40, max(16, log.entries.map { if case .event(let k, _, _) = $0.record { k.count } else { 0 } }.max() ?? 0))
 
+        var encoder = ContractLineEncoder()
         let replayer = LogReplayer(log: log)
         var previousT = log.entries.first?.t.seconds ?? 0
         var skippedCount = log.skipped.count
@@ -84,7 +85,11 @@ struct Replay: ParsableCommand {
             previousT = t
             do {
                 for line in try replayer.step() {
-                    out.line(json ? line.jsonText : human.format(seconds: line.t.seconds, subscriber: line.subscriber, event: line.event))
+                    if json {
+                        out.line { encoder.encode(line.event, t: line.t.json, subscriber: line.subscriber, into: &$0) }
+                    } else {
+                        out.line(human.format(seconds: line.t.seconds, subscriber: line.subscriber, event: line.event))
+                    }
                 }
             } catch {
                 guard skipBadLines else {

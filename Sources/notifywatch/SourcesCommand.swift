@@ -31,6 +31,7 @@ struct Sources: AsyncParsableCommand {
         let sources = SourceCatalog.make(
             SourceCatalog.names, bus: bus, loop: loop, buses: SourceCatalog.Buses(system: systemBus, session: sessionBus))
         let out = OutputStream(fd: 1, lineBuffered: true)
+        var encoder = ContractLineEncoder()
         let statuses = await withThrowingTaskGroup(of: Void.self) { group -> [SourceStatus] in
             for source in sources { group.addTask { try await source.run() } }
             let statuses = await sources.firstStatuses(timeout: .seconds(5))
@@ -40,10 +41,7 @@ struct Sources: AsyncParsableCommand {
         for (source, status) in zip(sources, statuses) {
             let keys = source.keyPatterns.map(\.text)
             if json {
-                var object: JSONObject = ["type": "source", "source": .string(source.name), "status": .string(status.name)]
-                if let reason = status.reason { object["reason"] = .string(reason) }
-                object["keys"] = .array(keys.map { .string($0) })
-                out.line(JSONValue.object(object).jsonText)
+                out.line { encoder.encodeListing(source.name, status, keys: keys, into: &$0) }
             } else {
                 let state = status.reason.map { "\(status.name) (\($0))" } ?? status.name
                 out.line(source.name.padding(toLength: 10, withPad: " ", startingAt: 0)

@@ -94,45 +94,6 @@ import Testing
         #expect(throws: EventLogWriteError.self) { try writer.write(entries[0]) }
     }
 
-    @Test func replayerStepsOneRecordAtATime() throws {
-        let log = EventLog(entries: [
-            LogEntry(t: LogTime(seconds: 0), record: .event(key: "a", value: 1, source: nil)),
-            LogEntry(t: LogTime(seconds: 1), record: .suspend(subscriber: "default")),
-            LogEntry(t: LogTime(seconds: 2), record: .event(key: "a", value: 2, source: nil)),
-            LogEntry(t: LogTime(seconds: 3), record: .event(key: "a", value: 3, source: nil)),
-            LogEntry(t: LogTime(seconds: 4), record: .resume(subscriber: "default")),
-        ])
-        let replayer = LogReplayer(log: log)
-        #expect(replayer.subscriberNames == ["default"])
-        #expect(try replayer.step().map(\.jsonText) == [#"{"type":"notification","t":0,"subscriber":"default","key":"a","value":1,"coalesced":1}"#])
-        #expect(try replayer.step().map(\.jsonText) == [#"{"type":"suspended","t":1,"subscriber":"default"}"#])
-        #expect(try replayer.step().isEmpty)
-        #expect(try replayer.step().isEmpty)
-        #expect(replayer.subscription(named: "default")?.isSuspended == true)
-        #expect(try replayer.step().map(\.jsonText) == [
-            #"{"type":"resumed","t":4,"subscriber":"default","flushed":1}"#,
-            #"{"type":"notification","t":4,"subscriber":"default","key":"a","value":3,"coalesced":2,"previous":1}"#,
-        ])
-        #expect(replayer.isFinished)
-        #expect(try replayer.step().isEmpty)
-    }
-
-    @Test func timesAndNumbersKeepTheirJSONForm() throws {
-        let text = """
-            {"format": "notifybus-log", "version": 1}
-            {"t": 0.5, "type": "event", "key": "a", "value": 1}
-            {"t": 2, "type": "event", "key": "a", "value": 1.0}
-            {"t": 2.50, "type": "event", "key": "a", "value": 1.25}
-            """
-        var lines: [String] = []
-        try LogReplayer(log: try EventLog(parsing: text)).run { lines += $0.map(\.jsonText) }
-        #expect(lines == [
-            #"{"type":"notification","t":0.5,"subscriber":"default","key":"a","value":1,"coalesced":1}"#,
-            #"{"type":"notification","t":2,"subscriber":"default","key":"a","value":1.0,"coalesced":1,"previous":1}"#,
-            #"{"type":"notification","t":2.5,"subscriber":"default","key":"a","value":1.25,"coalesced":1,"previous":1.0}"#,
-        ])
-    }
-
     @Test func aSubscribeRecordAnywhereMeansNoImplicitDefault() throws {
         let text = """
             {"format": "notifybus-log", "version": 1}
@@ -155,15 +116,6 @@ import Testing
             {"t": 0, "type": "subscribe", "subscriber": "a"}
             """
         #expect(throws: EventLogError.self) { try LogReplayer(log: try EventLog(parsing: text)).run { _ in } }
-    }
-
-    @Test(arguments: Paths.exampleLogNames)
-    func exampleLogsReplayToTheirGoldenOutput(name: String) throws {
-        let text = try String(contentsOf: Paths.exampleLogs.appendingPathComponent("\(name).jsonl"), encoding: .utf8)
-        let expected = try String(contentsOf: Paths.exampleLogs.appendingPathComponent("expected/\(name).json-lines"), encoding: .utf8)
-        var lines: [String] = []
-        try LogReplayer(log: try EventLog(parsing: text, file: name)).run { lines += $0.map(\.jsonText) }
-        #expect(lines.joined(separator: "\n") + "\n" == expected)
     }
 
     @Test func thereAreExampleLogs() {
