@@ -75,8 +75,8 @@ let package = Package(
             name: "LiveAppExample", dependencies: ["NotifyBus", "NotifyBusSources"], path: "Examples/LiveApp"),
 
         // Tests. Debian packages they need: scripts/system-packages.txt.
-        .target(name: "TestSupport", dependencies: ["NotifyBus"], path: "Tests/TestSupport", exclude: ["Fixtures"]),
-        .target(name: "DBusTestSupport", dependencies: ["DBus"], path: "Tests/DBusTestSupport", exclude: ["Fixtures"]),
+        // Child processes, private buses, umockdev test beds and the real daemons, for every test target.
+        .target(name: "TestSupport", dependencies: ["NotifyBus", "DBus"], path: "Tests/TestSupport", exclude: ["Fixtures"]),
         // Runs the power source in a child process under umockdev's LD_PRELOAD.
         .executableTarget(
             name: "PowerSupplyProbe", dependencies: ["NotifyBus", "NotifyBusSources", "Udev", "EpollLoop"],
@@ -84,19 +84,19 @@ let package = Package(
         .testTarget(name: "NotifyBusTests", dependencies: ["NotifyBus"]),
         .testTarget(name: "NotifyBusLogTests", dependencies: ["NotifyBus", "NotifyBusLog"], exclude: ["Fixtures"]),
         .testTarget(name: "EpollLoopTests", dependencies: ["EpollLoop"]),
-        .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport", "EpollLoop"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport", "EpollLoop"]),
         .testTarget(
             name: "PowerSupplyTests",
             dependencies: ["NotifyBus", "NotifyBusSources", "PowerSupplyProbe", "TestSupport"]),
         .testTarget(
             name: "DBusSourcesTests",
-            dependencies: ["NotifyBus", "NotifyBusSources", "DBus", "DBusTestSupport", "EpollLoop"],
+            dependencies: ["NotifyBus", "NotifyBusSources", "DBus", "TestSupport", "EpollLoop"],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "NotifyWatchTests",
             dependencies: ["NotifyBus", "NotifyBusLog", "NotifyBusSources", "TestSupport", "notifywatch", "LiveAppExample"]),
         // notifywatch against the real iio-sensor-proxy, systemd-localed and xdg-desktop-portal.
-        .testTarget(name: "RealDaemonTests", dependencies: ["NotifyBus", "DBusTestSupport", "TestSupport", "notifywatch"]),
+        .testTarget(name: "RealDaemonTests", dependencies: ["NotifyBus", "TestSupport", "notifywatch"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,5 @@
 import DBus
-import DBusTestSupport
+import TestSupport
 import NotifyBus
 import NotifyBusSources
 import Testing
@@ -20,7 +20,7 @@ func fixture(_ name: String) -> String {
 /// Replaces `path` by an atomic rename, as editors and localed do.
 func replaceFile(_ path: String, _ text: String) throws {
     try writeFile(path + ".new", text)
-    guard rename(path + ".new", path) == 0 else { throw Spawned.Failure("rename \(path): errno \(errno)") }
+    guard rename(path + ".new", path) == 0 else { throw HarnessError("rename \(path): errno \(errno)") }
 }
 
 /// LocaleSource against a localed stand-in (Fixtures/locale1.py) on a private system bus.

@@ -1,5 +1,5 @@
 import DBus
-import DBusTestSupport
+import TestSupport
 import NotifyBus
 import NotifyBusSources
 import Testing

@@ -1,5 +1,5 @@
 import DBus
-import DBusTestSupport
+import TestSupport
 import EpollLoop
 import Testing
 

@@ -1,5 +1,5 @@
 import DBus
-import DBusTestSupport
+import TestSupport
 import Testing
 
 /// A value of every kind, nested.

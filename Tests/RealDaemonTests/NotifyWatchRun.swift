@@ -1,4 +1,3 @@
-import DBusTestSupport
 import Foundation
 import NotifyBus
 import TestSupport

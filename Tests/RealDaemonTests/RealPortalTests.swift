@@ -1,4 +1,3 @@
-import DBusTestSupport
 import NotifyBus
 import TestSupport
 import Testing

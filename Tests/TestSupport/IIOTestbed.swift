@@ -2,28 +2,22 @@
 import Glibc
 #endif
 
-/// The directory of this target's fixtures (scripts the harness runs).
-public let dbusFixtures: String = {
-    let file = "\(#filePath)"
-    return String(file[..<(file.lastIndex(of: "/") ?? file.endIndex)]) + "/Fixtures"
-}()
-
 /// The REAL iio-sensor-proxy (Debian's /usr/sbin/iio-sensor-proxy) on umockdev IIO devices
 /// (Fixtures/iio_testbed.py, SOURCES.md §2), on a private system bus. Only the test bed and
 /// the daemon run under umockdev's preload; the bus and the test process do not.
 public final class IIOTestbed: Sendable {
-    let process: LineChild
+    let process: ChildProcess
 
     public init(bus: PrivateBus) throws {
-        process = try LineChild(
-            "/usr/bin/python3", [dbusFixtures + "/iio_testbed.py"],
+        process = try ChildProcess(
+            executable: "/usr/bin/python3", arguments: [Paths.fixtures + "/iio_testbed.py"],
             environment: bus.environment(extra: [
                 "LD_PRELOAD": "libumockdev-preload.so.0", "UMOCKDEV_DIR": nil,
                 "IIO_PROXY_LOG": bus.directory + "/iio-sensor-proxy.log", "PYTHONDONTWRITEBYTECODE": "1",
             ]),
-            log: bus.directory + "/iio_testbed.log")
+            standardError: bus.directory + "/iio_testbed.log")
         guard let line = process.readLine(timeout: .seconds(20)), line.contains("root") else {
-            throw Spawned.Failure("iio_testbed.py did not start")
+            throw HarnessError("iio_testbed.py did not start")
         }
     }
 
@@ -34,7 +28,7 @@ public final class IIOTestbed: Sendable {
 
     func request(_ json: String) throws {
         let answer = try process.request(json)
-        guard answer.contains("\"ok\": true") else { throw Spawned.Failure("iio_testbed.py: \(answer)") }
+        guard answer.contains("\"ok\": true") else { throw HarnessError("iio_testbed.py: \(answer)") }
     }
 
     /// Adds `accel`, `proximity` or `als` (with the values of iio_testbed.py's DEVICES).

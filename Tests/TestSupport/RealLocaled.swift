@@ -140,7 +140,7 @@ public final class RealLocaled: Sendable {
         guard let process = try? Spawned(
             "/usr/bin/busctl",
             ["--system", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID", "s", name],
-            environment: DBusTestSupport.environment(with: ["DBUS_SYSTEM_BUS_ADDRESS": address, "LD_PRELOAD": nil]), log: log)
+            environment: TestSupport.environment(with: ["DBUS_SYSTEM_BUS_ADDRESS": address, "LD_PRELOAD": nil]), log: log)
         else { return nil }
         guard process.terminate(signal: 0, timeout: .seconds(5)) == 0 else { return nil }
         // `u 12345`

@@ -60,35 +60,13 @@ public final class PrivateBus: Sendable {
 
     /// Starts the daemon (again) and waits until it prints its address.
     public func start() throws {
-        var pipeFDs: [Int32] = [-1, -1]
-        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        guard socketpair(AF_UNIX, type, 0, &pipeFDs) == 0 else { throw Spawned.Failure("socketpair: errno \(errno)") }
-        defer { close(pipeFDs[0]) }
-        let spawned: Spawned
-        do {
-            spawned = try Spawned(
-                "/usr/bin/dbus-daemon",
-                ["--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile", "--nosyslog", "--print-address=3"],
-                // Activated services inherit the daemon's environment: point them at this bus.
-                environment: DBusTestSupport.environment(with: ["LD_PRELOAD": nil, environmentVariable: address]), log: "\(directory)/dbus-daemon.log",
-                extraDescriptors: [3: pipeFDs[1]])
-        } catch {
-            close(pipeFDs[1])
-            throw error
-        }
-        close(pipeFDs[1])
-        // Wait for the address line (the daemon listens before it prints it).
-        var collected: [UInt8] = []
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !collected.contains(UInt8(ascii: "\n")) {
-            guard ContinuousClock.now < deadline else { throw Spawned.Failure("dbus-daemon printed no address") }
-            var descriptor = pollfd(fd: pipeFDs[0], events: Int16(POLLIN), revents: 0)
-            if poll(&descriptor, 1, 100) <= 0 { continue }
-            var chunk = [UInt8](repeating: 0, count: 512)
-            let n = read(pipeFDs[0], &chunk, chunk.count)
-            if n <= 0 { throw Spawned.Failure("dbus-daemon exited; see \(directory)/dbus-daemon.log") }
-            collected += chunk[0..<n]
-        }
+        // The daemon listens before it prints its address.
+        let (spawned, _) = try Spawned.start(
+            "/usr/bin/dbus-daemon",
+            ["--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile", "--nosyslog", "--print-address=3"],
+            // Activated services inherit the daemon's environment: point them at this bus.
+            environment: TestSupport.environment(with: ["LD_PRELOAD": nil, environmentVariable: address]),
+            log: "\(directory)/dbus-daemon.log", reportingOn: 3, timeout: .seconds(10))
         daemon.withLock { $0 = spawned }
     }
 
@@ -128,7 +106,7 @@ public final class PrivateBus: Sendable {
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw Spawned.Failure("\(name) got no owner within \(timeout)")
+        throw HarnessError("\(name) got no owner within \(timeout)")
     }
 
     /// Waits until `name` has no owner on this bus.
@@ -147,13 +125,13 @@ public final class PrivateBus: Sendable {
             }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw Spawned.Failure("\(name) still has an owner after \(timeout)")
+        throw HarnessError("\(name) still has an owner after \(timeout)")
     }
 
     /// The environment for a process that should use this bus (preload removed).
     public func environment(extra: [String: String?] = [:]) -> [String: String] {
         var changes: [String: String?] = [environmentVariable: address, "LD_PRELOAD": nil]
         for (name, value) in extra { changes[name] = value }
-        return DBusTestSupport.environment(with: changes)
+        return TestSupport.environment(with: changes)
     }
 }

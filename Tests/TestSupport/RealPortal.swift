@@ -41,7 +41,7 @@ public final class RealPortal: Sendable {
         do {
             started.append(try Spawned("/usr/libexec/dconf-service", [], environment: environment, log: root + "/dconf-service.log"))
             try await bus.waitForOwner(of: "ca.desrt.dconf")
-            let (xvfb, display) = try await Self.startXvfb(environment: environment, log: root + "/xvfb.log")
+            let (xvfb, display) = try Self.startXvfb(environment: environment, log: root + "/xvfb.log")
             started.append(xvfb)
             environment["DISPLAY"] = display
             started.append(try Spawned(
@@ -77,44 +77,11 @@ public final class RealPortal: Sendable {
         }.joined(separator: "\n")
     }
 
-    /// Starts `Xvfb -displayfd 3` and reads the display number up to its newline before closing
-    /// our end (closing it earlier makes Xvfb die: "Cannot write display number to fd").
-    private static func startXvfb(environment: [String: String], log: String) async throws -> (Spawned, String) {
-        var pair: [Int32] = [-1, -1]
-        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        guard socketpair(AF_UNIX, type, 0, &pair) == 0 else { throw Spawned.Failure("socketpair: errno \(errno)") }
-        defer { close(pair[0]) }
-        let xvfb: Spawned
-        do {
-            xvfb = try Spawned(
-                "/usr/bin/Xvfb", ["-displayfd", "3", "-nolisten", "tcp", "-screen", "0", "640x480x24"],
-                environment: environment, log: log, extraDescriptors: [3: pair[1]])
-        } catch {
-            close(pair[1])
-            throw error
-        }
-        close(pair[1])
-        var collected: [UInt8] = []
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !collected.contains(UInt8(ascii: "\n")) {
-            guard ContinuousClock.now < deadline else {
-                xvfb.terminate()
-                throw Spawned.Failure("Xvfb printed no display number; see \(log)")
-            }
-            var descriptor = pollfd(fd: pair[0], events: Int16(POLLIN), revents: 0)
-            if poll(&descriptor, 1, 0) <= 0 {
-                try? await Task.sleep(for: .milliseconds(10))
-                continue
-            }
-            var chunk = [UInt8](repeating: 0, count: 64)
-            let n = read(pair[0], &chunk, chunk.count)
-            if n <= 0 {
-                xvfb.terminate()
-                throw Spawned.Failure("Xvfb exited; see \(log)")
-            }
-            collected += chunk[0..<n]
-        }
-        let number = String(decoding: collected.prefix(while: { $0 != UInt8(ascii: "\n") }), as: UTF8.self)
+    /// Starts `Xvfb -displayfd 3` and reads the display number it reports there.
+    private static func startXvfb(environment: [String: String], log: String) throws -> (Spawned, String) {
+        let (xvfb, number) = try Spawned.start(
+            "/usr/bin/Xvfb", ["-displayfd", "3", "-nolisten", "tcp", "-screen", "0", "640x480x24"],
+            environment: environment, log: log, reportingOn: 3, timeout: .seconds(20))
         return (xvfb, ":" + number)
     }
 }

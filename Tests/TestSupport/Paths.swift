@@ -1,0 +1,33 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How long to wait for something that should happen (generous: CI machines are slow).
+public let patience: Duration = .seconds(10)
+
+/// Where the tests' companions live.
+public enum Paths {
+    /// The directory of this target's fixtures: the umockdev test beds (`testbed.py` for
+    /// power_supply devices, `iio_testbed.py` for IIO sensors under iio-sensor-proxy).
+    public static let fixtures: String = {
+        let file = "\(#filePath)"
+        return String(file[..<(file.lastIndex(of: "/") ?? file.endIndex)]) + "/Fixtures"
+    }()
+
+    /// The directory of the running test bundle, where `swift build`/`swift test` also put the
+    /// package's executables.
+    public static let buildDirectory: String = {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        let exe = n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        return String(exe[..<(exe.lastIndex(of: "/") ?? exe.endIndex)])
+    }()
+
+    /// The package's executable `name`, built beside the test bundle.
+    public static func executable(_ name: String) -> String {
+        buildDirectory + "/" + name
+    }
+
+    /// umockdev's preload library, by its soname (found through the loader's path).
+    public static let preload = "libumockdev-preload.so.0"
+}
