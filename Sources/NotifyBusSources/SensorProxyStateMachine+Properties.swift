@@ -30,7 +30,7 @@ extension SensorProxyStateMachine {
             let state = state(of: sensor)
             guard state == .live || state.isSettling else { continue }
             guard sensor.readings.contains(where: { properties[$0] != nil }) else { continue }
-            // The first reading in a signal after the claim: the value is live from now on.
+            // The first reading in a signal after the claim: the value is live from here on.
             if trusted { trust(sensor, into: &actions) }
             guard self.state(of: sensor) == .live else { continue }
             publishReadings(of: sensor, from: properties, into: &actions)

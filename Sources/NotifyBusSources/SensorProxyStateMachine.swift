@@ -76,7 +76,7 @@ struct SensorProxyStateMachine<Waiter> {
         /// Done: call the re-read's completion.
         case finish
         /// Make a round trip to the bus daemon, so that every message queued before it (an owner
-        /// change while the process was stopped) is handled; then call `busSynced()`.
+        /// change while the process stood stopped) is handled; then call `busSynced()`.
         case syncWithBus
         /// Read every property; once `propertiesRead(_:epoch:)` is applied, call `waitUntilSettled(_:)`.
         case readProperties(epoch: Int)
@@ -86,7 +86,7 @@ struct SensorProxyStateMachine<Waiter> {
     private(set) var owner: Owner = .unknown
     /// Bumped at every owner change and disconnection: replies for an earlier one are ignored.
     private(set) var epoch = 0
-    /// Whether a stop was requested: signals, owner changes and replies are ignored from then on.
+    /// Whether the source is stopping: signals, owner changes and replies are ignored.
     private(set) var isStopped = false
     private var sensors: [SensorProxySensor: SensorState] = [:]
     /// The last light level read, published with the last unit read.
@@ -129,7 +129,7 @@ struct SensorProxyStateMachine<Waiter> {
         [.reportStatus(.starting(reason: "connecting to the \(busDescription)"))]
     }
 
-    /// The connection to the bus was lost: the owner is unknown until the bus says again.
+    /// The connection to the bus is lost: the owner is unknown until the bus tells it again.
     mutating func disconnected(_ error: DBusError) -> [Action] {
         var actions = forgetService()
         owner = .unknown
@@ -276,7 +276,7 @@ struct SensorProxyStateMachine<Waiter> {
 
     // MARK: Re-reads and stop
 
-    /// A re-read was asked for.
+    /// A re-read is asked for.
     func rereadRequested() -> RereadStep {
         isStopped ? .finish : .syncWithBus
     }

@@ -68,7 +68,7 @@ final class SensorProxyWatcher: ConfiguredWatcher {
     }
 
     /// Reads every property again; calls `done` once the source has settled: when the service
-    /// came back in the meantime (a restart while the process was stopped), that is after the
+    /// came back in the meantime (a restart while the process stood stopped), that is after the
     /// new claims and their first readings, so that what changed is published before `done`
     /// (a CLI flushes on fg right after). At most `settleDelay` + 2 s.
     ///

@@ -101,7 +101,7 @@ struct SensorProxyStateMachineTests {
             ])
         #expect(machine.state(of: .accelerometer) == .live)
         // The unit alone is a light reading: live, though no level is known to publish yet
-        // (the level read while settling was not trusted).
+        // (the level read while settling is not trusted).
         _ = machine.signal(["ProximityNear": .boolean(true)])
         #expect(machine.signal(["LightLevelUnit": .string("vendor")]) == [.cancelSettleTimer(.light), .reportStatus(.running)])
         #expect(machine.isSettled)
