@@ -89,16 +89,19 @@ struct SensorProxyStateMachine<Waiter> {
     /// Whether the source is stopping: signals, owner changes and replies are ignored.
     private(set) var isStopped = false
     private var sensors: [SensorProxySensor: SensorState] = [:]
-    /// The last light level read, published with the last unit read.
+    /// The last trusted light level (`nil` until one, and once the sensor is removed); it
+    /// goes out with `lightUnit`. Set by `apply(_:trusted:into:)`.
     var lightLevel: Double?
+    /// The last unit read (`lux` or `vendor`), from any read: a level alone is published with it.
     var lightUnit: String?
     /// Re-reads waiting for the state to be published; their time limit runs while there are any.
     private var settleWaiters: [Waiter] = []
 
     /// How the bus is named in statuses (`system bus`).
     let busDescription: String
-    /// The service's well-known name and interface, for statuses and problems.
+    /// The service's well-known name, for statuses.
     let service: String
+    /// The service's interface: signals for another one are ignored.
     let interface: String
 
     init(busDescription: String, service: String, interface: String) {
