@@ -92,6 +92,8 @@ let package = Package(
             name: "DBusSourcesTests",
             dependencies: ["NotifyBus", "NotifyBusSources", "DBus", "TestSupport", "EpollLoop"],
             exclude: ["Fixtures"]),
+        // The sources' state machines, driven without a bus.
+        .testTarget(name: "NotifyBusSourcesTests", dependencies: ["NotifyBus", "NotifyBusSources", "DBus"]),
         .testTarget(
             name: "NotifyWatchTests",
             dependencies: ["NotifyBus", "NotifyBusLog", "NotifyBusSources", "TestSupport", "notifywatch", "LiveAppExample"]),

@@ -1,0 +1,40 @@
+/// One of iio-sensor-proxy's sensors, with the names of its D-Bus members.
+enum SensorProxySensor: CaseIterable, Hashable, Sendable {
+    case accelerometer, light, proximity
+
+    /// The boolean property saying whether the sensor exists (`HasAccelerometer`, …).
+    var hasProperty: String {
+        switch self {
+        case .accelerometer: "HasAccelerometer"
+        case .light: "HasAmbientLight"
+        case .proximity: "HasProximity"
+        }
+    }
+
+    /// The suffix of its `Claim…` and `Release…` methods.
+    var method: String {
+        switch self {
+        case .accelerometer: "Accelerometer"
+        case .light: "Light"
+        case .proximity: "Proximity"
+        }
+    }
+
+    /// The properties that carry its readings.
+    var readings: [String] {
+        switch self {
+        case .accelerometer: ["AccelerometerOrientation"]
+        case .light: ["LightLevel", "LightLevelUnit"]
+        case .proximity: ["ProximityNear"]
+        }
+    }
+
+    /// The bus key its readings are published under (CONTRACT.md §1).
+    var key: String {
+        switch self {
+        case .accelerometer: "orientation"
+        case .light: "light"
+        case .proximity: "proximity"
+        }
+    }
+}
