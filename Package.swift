@@ -87,10 +87,18 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["DBus", "DBusTestSupport", "EpollLoop"]),
         .testTarget(
             name: "PowerSupplyTests",
-            dependencies: ["NotifyBus", "NotifyBusSources", "PowerSupplyProbe", "TestSupport"]),
+            dependencies: [
+                "NotifyBus", "NotifyBusSources", "PowerSupplyProbe", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
         .testTarget(
             name: "DBusSourcesTests",
-            dependencies: ["NotifyBus", "NotifyBusSources", "DBus", "DBusTestSupport", "EpollLoop"],
+            dependencies: [
+                "NotifyBus", "NotifyBusSources", "DBus", "DBusTestSupport", "EpollLoop",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "NotifyWatchTests", dependencies: ["NotifyBus", "TestSupport", "notifywatch", "LiveAppExample"]),

@@ -4,7 +4,6 @@
 // on `fg` it prints what changed while it was away, one line per key.
 //
 //   swift run LiveAppExample            (then type bg, fg, quit)
-import EpollLoop
 import NotifyBus
 import NotifyBusSources
 import Synchronization
@@ -20,8 +19,8 @@ func say(_ text: String) {
 }
 
 let bus = NotificationBus()
-let loop = try EventLoopThread(name: "live-app")
-let sources: [any NotifyBusSource] = [PowerSupplySource(bus: bus, loop: loop)]
+// Every source this machine can run, on one shared loop.
+let sources = SystemSources.all(bus: bus)
 let app = bus.subscribe(["battery/**", "power/**", "orientation", "locale"], policy: .changed, initial: .current)
 let inBackground = Atomic<Bool>(false)
 
@@ -82,4 +81,3 @@ await withTaskGroup(of: Void.self) { group in
     app.cancel()
     group.cancelAll()
 }
-await loop.shutdown()

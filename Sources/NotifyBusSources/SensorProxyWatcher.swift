@@ -40,7 +40,7 @@ final class SensorProxyWatcher: ConfiguredWatcher {
     private let configuration: SensorProxySource.Configuration
     private unowned let context: LoopContext
     private let report: (SourceStatus) -> Void
-    private let problem: (String) -> Void
+    private let problem: SourceProblems
     private let connection: DBusConnection
 
     /// The service's current owner; `nil` when absent.
@@ -69,7 +69,7 @@ final class SensorProxyWatcher: ConfiguredWatcher {
 
     init(
         bus: NotificationBus, configuration: SensorProxySource.Configuration, context: LoopContext,
-        report: @escaping (SourceStatus) -> Void, problem: @escaping (String) -> Void
+        report: @escaping (SourceStatus) -> Void, problem: SourceProblems
     ) {
         self.bus = bus
         self.configuration = configuration
