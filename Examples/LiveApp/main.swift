@@ -21,7 +21,6 @@ func say(_ text: String) {
 let bus = NotificationBus()
 // Every source this machine can run, on one shared loop.
 let sources = SystemSources.all(bus: bus)
-let app = bus.subscribe(["battery/**", "power/**", "orientation", "locale"], policy: .changed, initial: .current)
 let inBackground = Atomic<Bool>(false)
 
 await withTaskGroup(of: Void.self) { group in
@@ -31,6 +30,12 @@ await withTaskGroup(of: Void.self) { group in
             for await status in source.statusUpdates() { say("[\(source.name)] \(status)") }
         }
     }
+    // Once every source has published its state (or found it cannot), the app subscribes: its
+    // first notifications are the current values.
+    for source in sources {
+        for await status in source.statusUpdates() where status.isSettled { break }
+    }
+    let app = bus.subscribe(["battery/**", "power/**", "orientation", "locale"], policy: .changed, initial: .current)
     // What the app is told.
     group.addTask {
         for await event in app {

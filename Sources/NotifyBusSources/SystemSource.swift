@@ -15,7 +15,7 @@ import Synchronization
 /// graceful shutdown begins.
 ///
 /// What a source skips (input of the wrong type, a malformed signal, a failed call) is logged
-/// at `warning`, and each status change at `info`, through `logger`, with the metadata
+/// at `warning`, and each status change at `debug`, through `logger`, with the metadata
 /// `source` (the name), and `key` and `peer` (a D-Bus name) where they are known.
 public final class SystemSource<Settings: Sendable>: NotifyBusSource {
     /// The type of its configuration, e.g. `PowerSupplyConfiguration`.
@@ -167,7 +167,7 @@ public final class SystemSource<Settings: Sendable>: NotifyBusSource {
         let logger = self.logger
         return SourceHooks(
             report: { status in
-                if reporter.report(status) { logger.info("status: \(status)") }
+                if reporter.report(status) { logger.debug("status: \(status)") }
             },
             problem: SourceProblems(logger: logger, key: problemKey))
     }
