@@ -22,9 +22,14 @@ import NotifyBus
 ///   (localed not running at start). What localed said last is what its files said, and edits
 ///   since then are seen by the file watch; a localed that sees other files than this process
 ///   (a private mount namespace, as in the tests) is not contradicted.
+/// - When the bus cannot be reached and nothing is known yet, it reads the files at once,
+///   before reporting its status: without localed the files are authoritative (localed would
+///   read the same). A file that sets nothing (only comments) gives `{}`, "no locale variables
+///   set", which is what a process started there gets; no file at all gives no value. So a
+///   value is published at start, once, and never first on a later re-read or at shutdown.
 /// - Every read publishes through `publishIfChanged`.
 ///
-/// Entries without `=` and a `Locale` of the wrong type are reported in `problems` and skipped.
+/// Entries without `=` and a `Locale` of the wrong type are logged (key `locale`) and skipped.
 /// Status: `running` while it can read the locale (from localed or the files); `unavailable`
 /// while the bus is unreachable (file edits are still read and published then).
 public typealias LocaleSource = SystemSource<LocaleConfiguration>

@@ -32,8 +32,7 @@ import NotifyBus
 /// | `aT` (also `ay`) | array | `as` → `["a", "b"]`; `ay` → `[104, 105]` |
 /// | `a{KV}` | object; keys that are not strings are written as JSON text | `a{sv}` → `{"k": …}`, `a{ui}` → `{"1": 2}` |
 ///
-/// A `SettingChanged` or `ReadAll` answer of the wrong shape is reported in `problems` and
-/// skipped. Status: `running` while the portal answers; `unavailable` while it is absent or the
+/// A `SettingChanged` or `ReadAll` answer of the wrong shape is logged and skipped. Status: `running` while the portal answers; `unavailable` while it is absent or the
 /// session bus is unreachable (it keeps watching and reconnecting).
 public typealias PortalSettingsSource = SystemSource<PortalSettingsConfiguration>
 

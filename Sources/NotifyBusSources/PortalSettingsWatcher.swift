@@ -131,7 +131,7 @@ final class PortalSettingsWatcher: ConfiguredWatcher {
         guard signal.arguments.count == 3, case .string(let namespace) = signal.arguments[0],
               case .string(let name) = signal.arguments[1], case .variant(let value) = signal.arguments[2]
         else {
-            problem("SettingChanged from \(signal.sender) has arguments '\(signal.signature)', expected 'ssv'; skipped")
+            problem("SettingChanged from \(signal.sender) has arguments '\(signal.signature)', expected 'ssv'; skipped", peer: signal.sender)
             return
         }
         guard PortalSettingsSource.selects(configuration.namespaces, namespace: namespace) else { return }

@@ -47,7 +47,7 @@ import NotifyBus
 /// Status: `running` while the service is there with at least one sensor; `unavailable` when the
 /// service is absent, has no sensors, or the bus cannot be reached (it keeps watching and
 /// reconnecting). A property of the wrong type, an unknown orientation, or a malformed signal is
-/// reported in `problems` and skipped; the other values keep flowing.
+/// logged and skipped; the other values keep flowing.
 public typealias SensorProxySource = SystemSource<SensorProxyConfiguration>
 
 /// How `SensorProxySource` behaves.

@@ -29,32 +29,47 @@ public enum SourceBusAddress: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// How a D-Bus source's connection behaves: timeouts and reconnection backoff.
-public struct SourceConnectionOptions: Sendable, Hashable {
-    /// Whether to connect again after the bus went away or could not be reached.
-    public var reconnects: Bool
-    /// The first wait before connecting again; it doubles after each failed attempt.
-    public var initialBackoff: Duration
-    /// The longest wait between attempts.
-    public var maximumBackoff: Duration
-    /// The timeout of method calls.
-    public var defaultTimeout: Duration
+public struct SourceConnectionOptions: Sendable {
+    /// The same options as the `DBus` module's connection takes them.
+    var dbus: DBusConnection.Configuration
 
     /// Creates the options.
+    /// - Parameters:
+    ///   - reconnects: whether to connect again after the bus went away or could not be reached.
+    ///   - initialBackoff: the first wait before connecting again; it doubles after each failed
+    ///     attempt, up to `maximumBackoff`.
+    ///   - defaultTimeout: the timeout of method calls.
     public init(
         reconnects: Bool = true, initialBackoff: Duration = .milliseconds(100),
         maximumBackoff: Duration = .seconds(30), defaultTimeout: Duration = .seconds(25)
     ) {
-        self.reconnects = reconnects
-        self.initialBackoff = initialBackoff
-        self.maximumBackoff = maximumBackoff
-        self.defaultTimeout = defaultTimeout
-    }
-
-    /// The same options as the `DBus` module's connection takes them.
-    var dbus: DBusConnection.Configuration {
-        DBusConnection.Configuration(
+        dbus = .init(
             reconnects: reconnects, initialBackoff: initialBackoff, maximumBackoff: maximumBackoff,
             defaultTimeout: defaultTimeout)
+    }
+
+    /// Whether to connect again after the bus went away or could not be reached.
+    public var reconnects: Bool {
+        get { dbus.reconnects }
+        set { dbus.reconnects = newValue }
+    }
+
+    /// The first wait before connecting again; it doubles after each failed attempt.
+    public var initialBackoff: Duration {
+        get { dbus.initialBackoff }
+        set { dbus.initialBackoff = newValue }
+    }
+
+    /// The longest wait between attempts.
+    public var maximumBackoff: Duration {
+        get { dbus.maximumBackoff }
+        set { dbus.maximumBackoff = newValue }
+    }
+
+    /// The timeout of method calls.
+    public var defaultTimeout: Duration {
+        get { dbus.defaultTimeout }
+        set { dbus.defaultTimeout = newValue }
     }
 }
 

@@ -1,5 +1,6 @@
 import DBus
 import DBusTestSupport
+import Logging
 import NotifyBus
 import NotifyBusSources
 import Testing
@@ -143,6 +144,11 @@ struct PortalSettingsSourceTests {
         try await setSetting(appearance, "color-scheme", .uint32(1))
         #expect(await running.waitFor(key(appearance, "color-scheme"), 1))
         #expect(running.problems.recent.contains { $0.contains("expected 'ssv'") })
+        // Logged with the source and the sender.
+        #expect(running.problems.all.contains {
+            $0.message.contains("expected 'ssv'") && $0.level == .warning && $0.metadata["source"] == "settings"
+                && $0.metadata["peer"] != nil
+        })
         #expect(running.source.status == .running)
         try await running.stop()
         _ = portal
