@@ -33,8 +33,9 @@ struct SourceServiceTests {
             services: sources.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
             logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }))
         let run = Task { try await group.run() }
-        // Every source settles: no service answers on this bus, so none is running, but each says why.
-        #expect(await eventually { sources.allSatisfy(\.status.isSettled) })
+        // Every source settles: no service answers on this bus, so none is running, but each says
+        // why. (Patient: the whole suite at once can keep the group's task waiting for a while.)
+        #expect(await eventually(timeout: .seconds(60)) { sources.allSatisfy(\.status.isSettled) }, "\(sources.map(\.status))")
         #expect(loop.isRunning)
         #expect(sources.first { $0.name == "sensors" }?.status.name == "unavailable")
 
