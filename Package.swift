@@ -87,10 +87,18 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport", "EpollLoop"]),
         .testTarget(
             name: "PowerSupplyTests",
-            dependencies: ["NotifyBus", "NotifyBusSources", "PowerSupplyProbe", "TestSupport"]),
+            dependencies: [
+                "NotifyBus", "NotifyBusSources", "PowerSupplyProbe", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
         .testTarget(
             name: "DBusSourcesTests",
-            dependencies: ["NotifyBus", "NotifyBusSources", "DBus", "TestSupport", "EpollLoop"],
+            dependencies: [
+                "NotifyBus", "NotifyBusSources", "DBus", "TestSupport", "EpollLoop",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             exclude: ["Fixtures"]),
         // The sources' state machines, driven without a bus.
         .testTarget(name: "NotifyBusSourcesTests", dependencies: ["NotifyBus", "NotifyBusSources", "DBus"]),

@@ -4,7 +4,6 @@
 // on `fg` it prints what changed while it was away, one line per key.
 //
 //   swift run LiveAppExample            (then type bg, fg, quit)
-import EpollLoop
 import NotifyBus
 import NotifyBusSources
 import Synchronization
@@ -20,9 +19,8 @@ func say(_ text: String) {
 }
 
 let bus = NotificationBus()
-let loop = try EventLoopThread(name: "live-app")
-let sources: [any NotifyBusSource] = [PowerSupplySource(bus: bus, loop: loop)]
-let app = bus.subscribe(["battery/**", "power/**", "orientation", "locale"], policy: .changed, initial: .current)
+// Every source this machine can run, on one shared loop.
+let sources = SystemSources.all(bus: bus)
 let inBackground = Atomic<Bool>(false)
 
 await withTaskGroup(of: Void.self) { group in
@@ -32,6 +30,12 @@ await withTaskGroup(of: Void.self) { group in
             for await status in source.statusUpdates() { say("[\(source.name)] \(status)") }
         }
     }
+    // Once every source has published its state (or found it cannot), the app subscribes: its
+    // first notifications are the current values.
+    for source in sources {
+        for await status in source.statusUpdates() where status.isSettled { break }
+    }
+    let app = bus.subscribe(["battery/**", "power/**", "orientation", "locale"], policy: .changed, initial: .current)
     // What the app is told.
     group.addTask {
         for await event in app {
@@ -82,4 +86,3 @@ await withTaskGroup(of: Void.self) { group in
     app.cancel()
     group.cancelAll()
 }
-await loop.shutdown()

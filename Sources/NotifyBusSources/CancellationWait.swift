@@ -1,13 +1,15 @@
+import ServiceLifecycle
 import Synchronization
 
-/// Suspends until the current task is cancelled, without polling and without a timer.
-func waitUntilCancelled() async {
+/// Suspends until the current task is cancelled or, inside a `ServiceGroup`, until graceful
+/// shutdown begins; without polling and without a timer.
+func waitUntilCancelledOrShutDown() async {
     let gate = CancellationGate()
-    await withTaskCancellationHandler {
+    await withTaskCancellationOrGracefulShutdownHandler {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             gate.wait(continuation)
         }
-    } onCancel: {
+    } onCancelOrGracefulShutdown: {
         gate.open()
     }
 }

@@ -1,5 +1,5 @@
 import DBus
-import EpollLoop
+import Logging
 import NotifyBus
 
 /// The system locale from systemd-localed (`org.freedesktop.locale1` on the system bus) and the
@@ -22,65 +22,54 @@ import NotifyBus
 ///   (localed not running at start). What localed said last is what its files said, and edits
 ///   since then are seen by the file watch; a localed that sees other files than this process
 ///   (a private mount namespace, as in the tests) is not contradicted.
+/// - When the bus cannot be reached and nothing is known yet, it reads the files at once,
+///   before reporting its status: without localed the files are authoritative (localed would
+///   read the same). A file that sets nothing (only comments) gives `{}`, "no locale variables
+///   set", which is what a process started there gets; no file at all gives no value. So a
+///   value is published at start, once, and never first on a later re-read or at shutdown.
 /// - Every read publishes through `publishIfChanged`.
 ///
-/// Entries without `=` and a `Locale` of the wrong type are reported in `problems` and skipped.
+/// Entries without `=` and a `Locale` of the wrong type are logged (key `locale`) and skipped.
 /// Status: `running` while it can read the locale (from localed or the files); `unavailable`
 /// while the bus is unreachable (file edits are still read and published then).
-public final class LocaleSource: ProblemReportingSource {
-    /// How the source behaves.
-    public struct Configuration: Sendable {
-        /// The bus localed is on (the system bus, honouring `DBUS_SYSTEM_BUS_ADDRESS`).
-        public var address: DBusAddress
-        /// The locale files to watch, in order of precedence.
-        public var files: [String]
-        /// Timeouts, and reconnection backoff.
-        public var connection: DBusConnection.Configuration
+public typealias LocaleSource = SystemSource<LocaleConfiguration>
 
-        /// Creates a configuration.
-        public init(
-            address: DBusAddress = .system, files: [String] = ["/etc/locale.conf", "/etc/default/locale"],
-            connection: DBusConnection.Configuration = .init(defaultTimeout: .seconds(10))
-        ) {
-            self.address = address
-            self.files = files
-            self.connection = connection
-        }
+/// How `LocaleSource` behaves.
+public struct LocaleConfiguration: Sendable {
+    /// The bus localed is on (the system bus, honouring `DBUS_SYSTEM_BUS_ADDRESS`).
+    public var address: SourceBusAddress
+    /// The locale files to watch, in order of precedence.
+    public var files: [String]
+    /// Timeouts, and reconnection backoff.
+    public var connection: SourceConnectionOptions
+
+    /// Creates a configuration.
+    public init(
+        address: SourceBusAddress = .system, files: [String] = ["/etc/locale.conf", "/etc/default/locale"],
+        connection: SourceConnectionOptions = .init(defaultTimeout: .seconds(10))
+    ) {
+        self.address = address
+        self.files = files
+        self.connection = connection
     }
+}
 
-    /// `"locale"`.
-    public let name = "locale"
-    /// `locale`.
-    public let keyPatterns: [KeyPattern] = ["locale"]
-    /// The bus it publishes to.
-    public let bus: NotificationBus
-    /// Its configuration.
-    public let configuration: Configuration
-    /// Problems met and skipped.
-    public let problems = SourceProblemLog()
-
-    private let host: LoopSourceHost<LocaleWatcher>
-
-    /// Creates the source; nothing happens until `run()`.
-    public init(bus: NotificationBus, loop: EventLoopThread? = nil, configuration: Configuration = Configuration()) {
-        self.bus = bus
-        self.configuration = configuration
-        host = LoopSourceHost(name: "locale", loop: loop)
+extension SystemSource where Settings == LocaleConfiguration {
+    /// Creates the locale source (`"locale"`: `locale`); nothing happens until `run()`.
+    /// - Parameters:
+    ///   - bus: where to publish.
+    ///   - loop: the loop for its D-Bus connection and file watch, shared with other sources;
+    ///     when `nil`, `run()` starts a loop of its own and stops it on return.
+    ///   - configuration: the bus address, timeouts and what to watch.
+    ///   - logger: where to log what it skips and its status changes; by default
+    ///     `notifybus.source.locale`.
+    public convenience init(
+        bus: NotificationBus, loop: SourceLoop? = nil, configuration: LocaleConfiguration = .init(), logger: Logger? = nil
+    ) {
+        self.init(
+            name: "locale", keyPatterns: ["locale"], bus: bus, configuration: configuration, loop: loop,
+            logger: logger, problemKey: "locale", watcher: LocaleWatcher.self)
     }
-
-    /// The status it last reported.
-    public var status: SourceStatus { host.reporter.current }
-
-    /// The current status, then every change, until `run()` returns.
-    public func statusUpdates() -> AsyncStream<SourceStatus> { host.reporter.updates() }
-
-    /// Watches until the task is cancelled.
-    public func run() async throws {
-        try await host.run(bus: bus, configuration: configuration, problems: problems)
-    }
-
-    /// Reads the locale again and publishes it if it differs; returns when done.
-    public func reread() async { await host.reread() }
 
     /// The `locale` value for localed's `NAME=value` entries; entries without a name or `=` are
     /// returned in `invalid`. A repeated name keeps its first position and last value.

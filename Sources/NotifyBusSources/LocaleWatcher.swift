@@ -16,7 +16,7 @@ final class LocaleWatcher: ConfiguredWatcher {
     private let configuration: LocaleSource.Configuration
     private unowned let context: LoopContext
     private let report: (SourceStatus) -> Void
-    private let problem: (String) -> Void
+    private let problem: SourceProblems
     private let connection: DBusConnection
     private var files: FileChangeWatcher?
     private var owner: String??
@@ -28,7 +28,7 @@ final class LocaleWatcher: ConfiguredWatcher {
 
     init(
         bus: NotificationBus, configuration: LocaleSource.Configuration, context: LoopContext,
-        report: @escaping (SourceStatus) -> Void, problem: @escaping (String) -> Void
+        report: @escaping (SourceStatus) -> Void, problem: SourceProblems
     ) {
         self.bus = bus
         self.configuration = configuration
@@ -47,6 +47,8 @@ final class LocaleWatcher: ConfiguredWatcher {
                 self.read(then: {})
             case .disconnected(let error):
                 self.owner = nil
+                // localed cannot be reached: the files are what is known (before the status).
+                if !self.known { self.readFiles() }
                 self.report(.unavailable(reason: "\(self.configuration.address) unreachable: \(error)"))
             default:
                 break

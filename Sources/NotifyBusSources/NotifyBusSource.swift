@@ -1,20 +1,19 @@
 import NotifyBus
+import ServiceLifecycle
 
 /// A producer of bus events from the system (udev power supplies; D-Bus sensors, locale,
 /// settings): it reads the current state, watches for changes and publishes them.
 ///
-/// The shape every built-in source shares, so that a CLI can run several side by side:
+/// The shape every built-in source shares (each is a `SystemSource`), so that an app runs
+/// several side by side. A source is a swift-service-lifecycle `Service`:
 /// ```swift
-/// try await withThrowingTaskGroup(of: Void.self) { group in
-///     for source in sources {
-///         group.addTask { try await source.run() }
-///         group.addTask { for await status in source.statusUpdates() { print(source.name, status) } }
-///     }
-///     …                       // later: after SIGCONT, `await source.reread()` for each
-///     group.cancelAll()       // stops them all
-/// }
+/// let sources = SystemSources.all(bus: bus)
+/// let group = ServiceGroup(configuration: .init(
+///     services: sources.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm], logger: logger))
+/// try await group.run()       // until SIGTERM; after SIGCONT, `await source.reread()` for each
 /// ```
-public protocol NotifyBusSource: Sendable {
+/// or in a task group, cancelled to stop them.
+public protocol NotifyBusSource: Service {
     /// A short name for messages and logs, e.g. `"power"`.
     var name: String { get }
     /// The patterns of the keys it publishes, e.g. `battery/*/state`.
@@ -28,8 +27,8 @@ public protocol NotifyBusSource: Sendable {
     /// the source is not running.
     func reread() async
     /// Reads the current state, publishes it, then watches and publishes changes until the task
-    /// is cancelled; then releases everything and returns. Missing hardware or access is reported
-    /// through `status`, not thrown.
+    /// is cancelled or graceful shutdown begins; then releases everything and returns. Missing
+    /// hardware or access is reported through `status`, not thrown.
     /// - Throws: `SourceError` when it cannot run at all.
     func run() async throws
 }

@@ -1,5 +1,5 @@
 import DBus
-import EpollLoop
+import Logging
 import NotifyBus
 
 /// Desktop settings from the XDG desktop portal (`org.freedesktop.portal.Settings` on the
@@ -32,63 +32,46 @@ import NotifyBus
 /// | `aT` (also `ay`) | array | `as` → `["a", "b"]`; `ay` → `[104, 105]` |
 /// | `a{KV}` | object; keys that are not strings are written as JSON text | `a{sv}` → `{"k": …}`, `a{ui}` → `{"1": 2}` |
 ///
-/// A `SettingChanged` or `ReadAll` answer of the wrong shape is reported in `problems` and
-/// skipped. Status: `running` while the portal answers; `unavailable` while it is absent or the
+/// A `SettingChanged` or `ReadAll` answer of the wrong shape is logged and skipped. Status: `running` while the portal answers; `unavailable` while it is absent or the
 /// session bus is unreachable (it keeps watching and reconnecting).
-public final class PortalSettingsSource: ProblemReportingSource {
-    /// How the source behaves.
-    public struct Configuration: Sendable {
-        /// The bus the portal is on (the session bus, from `DBUS_SESSION_BUS_ADDRESS`).
-        public var address: DBusAddress
-        /// The namespaces to publish (exact, or a prefix ending in `*`); empty means all.
-        public var namespaces: [String]
-        /// Timeouts, and reconnection backoff.
-        public var connection: DBusConnection.Configuration
+public typealias PortalSettingsSource = SystemSource<PortalSettingsConfiguration>
 
-        /// Creates a configuration.
-        public init(
-            address: DBusAddress = .session, namespaces: [String] = [],
-            connection: DBusConnection.Configuration = .init(defaultTimeout: .seconds(10))
-        ) {
-            self.address = address
-            self.namespaces = namespaces
-            self.connection = connection
-        }
+/// How `PortalSettingsSource` behaves.
+public struct PortalSettingsConfiguration: Sendable {
+    /// The bus the portal is on (the session bus, from `DBUS_SESSION_BUS_ADDRESS`).
+    public var address: SourceBusAddress
+    /// The namespaces to publish (exact, or a prefix ending in `*`); empty means all.
+    public var namespaces: [String]
+    /// Timeouts, and reconnection backoff.
+    public var connection: SourceConnectionOptions
+
+    /// Creates a configuration.
+    public init(
+        address: SourceBusAddress = .session, namespaces: [String] = [],
+        connection: SourceConnectionOptions = .init(defaultTimeout: .seconds(10))
+    ) {
+        self.address = address
+        self.namespaces = namespaces
+        self.connection = connection
     }
+}
 
-    /// `"settings"`.
-    public let name = "settings"
-    /// `settings/**`.
-    public let keyPatterns: [KeyPattern] = ["settings/**"]
-    /// The bus it publishes to.
-    public let bus: NotificationBus
-    /// Its configuration.
-    public let configuration: Configuration
-    /// Problems met and skipped.
-    public let problems = SourceProblemLog()
-
-    private let host: LoopSourceHost<PortalSettingsWatcher>
-
-    /// Creates the source; nothing happens until `run()`.
-    public init(bus: NotificationBus, loop: EventLoopThread? = nil, configuration: Configuration = Configuration()) {
-        self.bus = bus
-        self.configuration = configuration
-        host = LoopSourceHost(name: "settings", loop: loop)
+extension SystemSource where Settings == PortalSettingsConfiguration {
+    /// Creates the settings source (`"settings"`: `settings/**`); nothing happens until `run()`.
+    /// - Parameters:
+    ///   - bus: where to publish.
+    ///   - loop: the loop for its D-Bus connection, shared with other sources; when `nil`, `run()` starts a loop of
+    ///     its own and stops it on return.
+    ///   - configuration: the bus address, timeouts and what to watch.
+    ///   - logger: where to log what it skips and its status changes; by default
+    ///     `notifybus.source.settings`.
+    public convenience init(
+        bus: NotificationBus, loop: SourceLoop? = nil, configuration: PortalSettingsConfiguration = .init(), logger: Logger? = nil
+    ) {
+        self.init(
+            name: "settings", keyPatterns: ["settings/**"], bus: bus, configuration: configuration, loop: loop,
+            logger: logger, watcher: PortalSettingsWatcher.self)
     }
-
-    /// The status it last reported.
-    public var status: SourceStatus { host.reporter.current }
-
-    /// The current status, then every change, until `run()` returns.
-    public func statusUpdates() -> AsyncStream<SourceStatus> { host.reporter.updates() }
-
-    /// Watches until the task is cancelled.
-    public func run() async throws {
-        try await host.run(bus: bus, configuration: configuration, problems: problems)
-    }
-
-    /// Reads every setting again (`ReadAll`) and publishes what differs; returns when done.
-    public func reread() async { await host.reread() }
 
     /// The key of a setting: `settings/<namespace>/<key>`.
     public static func key(namespace: String, key: String) -> String { "settings/\(namespace)/\(key)" }

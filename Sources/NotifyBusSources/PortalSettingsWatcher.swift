@@ -11,7 +11,7 @@ final class PortalSettingsWatcher: ConfiguredWatcher {
     private let bus: NotificationBus
     private let configuration: PortalSettingsSource.Configuration
     private let report: (SourceStatus) -> Void
-    private let problem: (String) -> Void
+    private let problem: SourceProblems
     private let connection: DBusConnection
     /// The keys published from the current portal, to null the ones that disappear.
     private var published: Set<String> = []
@@ -24,7 +24,7 @@ final class PortalSettingsWatcher: ConfiguredWatcher {
 
     init(
         bus: NotificationBus, configuration: PortalSettingsSource.Configuration, context: LoopContext,
-        report: @escaping (SourceStatus) -> Void, problem: @escaping (String) -> Void
+        report: @escaping (SourceStatus) -> Void, problem: SourceProblems
     ) {
         self.bus = bus
         self.configuration = configuration
@@ -131,7 +131,7 @@ final class PortalSettingsWatcher: ConfiguredWatcher {
         guard signal.arguments.count == 3, case .string(let namespace) = signal.arguments[0],
               case .string(let name) = signal.arguments[1], case .variant(let value) = signal.arguments[2]
         else {
-            problem("SettingChanged from \(signal.sender) has arguments '\(signal.signature)', expected 'ssv'; skipped")
+            problem("SettingChanged from \(signal.sender) has arguments '\(signal.signature)', expected 'ssv'; skipped", peer: signal.sender)
             return
         }
         guard PortalSettingsSource.selects(configuration.namespaces, namespace: namespace) else { return }

@@ -1,6 +1,9 @@
-import EpollLoop
+import Logging
 import NotifyBus
+
+#if DEBUG
 import Udev
+#endif
 
 /// Batteries and line power from udev's `power_supply` devices, published as CONTRACT.md §1's
 /// `battery/<name>/state`, `battery/<name>/level` and `power/<name>/online`.
@@ -36,7 +39,7 @@ import Udev
 /// to udev events; `failed` when libudev or the monitor socket fails unexpectedly. None of these
 /// throws or crashes.
 ///
-/// The libudev objects live on an `EventLoopThread`: the one given to `init` (shared with other
+/// The libudev objects live on a `SourceLoop`: the one given to `init` (shared with other
 /// sources), or one the source starts for itself and stops when `run()` returns.
 ///
 /// Where no udevd runs (many containers), libudev hands out a monitor that receives nothing
@@ -44,64 +47,50 @@ import Udev
 /// containers): the source then still publishes the values at start and on every re-read.
 /// Point it at a umockdev test bed like any libudev client (`LD_PRELOAD=libumockdev-preload.so.0`,
 /// `UMOCKDEV_DIR`).
-public final class PowerSupplySource: NotifyBusSource {
-    /// How the source behaves.
-    public struct Configuration: Sendable {
-        /// How often to read every device again, to catch changes that came without a uevent;
-        /// `nil` for never. Default 60 s (upowerd polls every 30 s).
-        public var rereadInterval: Duration?
-        /// A test hook that makes the udev monitor report failures such as `ENOBUFS`; leave `nil`.
-        public var faults: UdevFaultInjector?
+public typealias PowerSupplySource = SystemSource<PowerSupplyConfiguration>
 
-        /// Creates a configuration.
-        public init(rereadInterval: Duration? = .seconds(60), faults: UdevFaultInjector? = nil) {
-            self.rereadInterval = rereadInterval
-            self.faults = faults
-        }
+/// How `PowerSupplySource` behaves.
+public struct PowerSupplyConfiguration: Sendable {
+    /// How often to read every device again, to catch changes that came without a uevent;
+    /// `nil` for never. Default 60 s (upowerd polls every 30 s).
+    public var rereadInterval: Duration?
+
+    #if DEBUG
+    /// A test hook that makes the udev monitor report failures such as `ENOBUFS`; leave `nil`.
+    /// Only in debug builds.
+    public var faults: UdevFaultInjector?
+
+    /// Creates a configuration, with a test hook.
+    public init(rereadInterval: Duration? = .seconds(60), faults: UdevFaultInjector?) {
+        self.rereadInterval = rereadInterval
+        self.faults = faults
     }
+    #endif
 
-    /// `"power"`.
-    public let name = "power"
-    /// `battery/*/state`, `battery/*/level`, `power/*/online`.
-    public let keyPatterns: [KeyPattern] = ["battery/*/state", "battery/*/level", "power/*/online"]
-    /// The bus it publishes to.
-    public let bus: NotificationBus
-    /// Its configuration.
-    public let configuration: Configuration
+    /// Creates a configuration.
+    public init(rereadInterval: Duration? = .seconds(60)) {
+        self.rereadInterval = rereadInterval
+    }
+}
 
-    private let host: LoopSourceHost<PowerSupplyWatcher>
-
-    /// Creates the source; nothing happens until `run()`.
+extension SystemSource where Settings == PowerSupplyConfiguration {
+    /// Creates the power source (`"power"`: `battery/*/state`, `battery/*/level`,
+    /// `power/*/online`); nothing happens until `run()`.
     /// - Parameters:
     ///   - bus: where to publish.
-    ///   - loop: the event loop to keep the libudev objects on, shared with other sources; when
-    ///     `nil`, `run()` starts a loop of its own and stops it on return.
-    ///   - configuration: the re-read interval, and test hooks.
-    public init(bus: NotificationBus, loop: EventLoopThread? = nil, configuration: Configuration = Configuration()) {
-        self.bus = bus
-        self.configuration = configuration
-        host = LoopSourceHost(name: "power", loop: loop)
-    }
-
-    /// The status it last reported.
-    public var status: SourceStatus { host.reporter.current }
-
-    /// The current status, then every change, until `run()` returns.
-    public func statusUpdates() -> AsyncStream<SourceStatus> { host.reporter.updates() }
-
-    /// Works until the task is cancelled: publishes the current values, then every change.
-    /// - Throws: `SourceError.alreadyRunning` if it is running already; `SourceError.eventLoop`
-    ///   when its event loop cannot start or was shut down under it.
-    public func run() async throws {
-        let bus = self.bus
-        let configuration = self.configuration
-        let reporter = host.reporter
-        try await host.run { context in
-            PowerSupplyWatcher(bus: bus, configuration: configuration) { reporter.report($0) }
+    ///   - loop: the loop to keep the libudev objects on, shared with other sources; when `nil`,
+    ///     `run()` starts a loop of its own and stops it on return.
+    ///   - configuration: the re-read interval.
+    ///   - logger: where to log status changes; by default `notifybus.source.power`.
+    public convenience init(
+        bus: NotificationBus, loop: SourceLoop? = nil, configuration: PowerSupplyConfiguration = .init(),
+        logger: Logger? = nil
+    ) {
+        self.init(
+            name: "power", keyPatterns: ["battery/*/state", "battery/*/level", "power/*/online"], bus: bus,
+            configuration: configuration, loop: loop, logger: logger
+        ) { _, hooks in
+            PowerSupplyWatcher(bus: bus, configuration: configuration, report: hooks.report)
         }
     }
-
-    /// Reads every device again and publishes what differs from the store (and `null` for devices
-    /// that went away); returns when done. Does nothing when the source is not running.
-    public func reread() async { await host.reread() }
 }

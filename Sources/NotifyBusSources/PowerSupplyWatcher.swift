@@ -50,7 +50,11 @@ final class PowerSupplyWatcher: LoopWatcher {
         }
         self.udev = udev
         do {
+            #if DEBUG
             let monitor = try UdevMonitor(context: udev, source: .udev, faults: configuration.faults)
+            #else
+            let monitor = try UdevMonitor(context: udev, source: .udev)
+            #endif
             try monitor.filter(subsystem: "power_supply")
             try monitor.enableReceiving()
             registration = try context.register(fileDescriptor: monitor.fileDescriptor, interest: .readable) {

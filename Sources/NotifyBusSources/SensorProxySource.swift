@@ -1,5 +1,5 @@
 import DBus
-import EpollLoop
+import Logging
 import NotifyBus
 
 /// Orientation, proximity and ambient light from iio-sensor-proxy (`net.hadess.SensorProxy`
@@ -47,65 +47,46 @@ import NotifyBus
 /// Status: `running` while the service is there with at least one sensor; `unavailable` when the
 /// service is absent, has no sensors, or the bus cannot be reached (it keeps watching and
 /// reconnecting). A property of the wrong type, an unknown orientation, or a malformed signal is
-/// reported in `problems` and skipped; the other values keep flowing.
-public final class SensorProxySource: ProblemReportingSource {
-    /// How the source behaves.
-    public struct Configuration: Sendable {
-        /// The bus the service is on (the system bus, honouring `DBUS_SYSTEM_BUS_ADDRESS`).
-        public var address: DBusAddress
-        /// How long after a claim to read the sensor's value when no reading arrived.
-        /// iio-sensor-proxy polls at ~700 ms; the default is 1.5 s.
-        public var settleDelay: Duration
-        /// Timeouts, and reconnection backoff when the bus goes away.
-        public var connection: DBusConnection.Configuration
+/// logged and skipped; the other values keep flowing.
+public typealias SensorProxySource = SystemSource<SensorProxyConfiguration>
 
-        /// Creates a configuration.
-        public init(
-            address: DBusAddress = .system, settleDelay: Duration = .milliseconds(1500),
-            connection: DBusConnection.Configuration = .init(defaultTimeout: .seconds(5))
-        ) {
-            self.address = address
-            self.settleDelay = settleDelay
-            self.connection = connection
-        }
+/// How `SensorProxySource` behaves.
+public struct SensorProxyConfiguration: Sendable {
+    /// The bus the service is on (the system bus, honouring `DBUS_SYSTEM_BUS_ADDRESS`).
+    public var address: SourceBusAddress
+    /// How long after a claim to read the sensor's value when no reading arrived.
+    /// iio-sensor-proxy polls at ~700 ms; the default is 1.5 s.
+    public var settleDelay: Duration
+    /// Timeouts, and reconnection backoff when the bus goes away.
+    public var connection: SourceConnectionOptions
+
+    /// Creates a configuration.
+    public init(
+        address: SourceBusAddress = .system, settleDelay: Duration = .milliseconds(1500),
+        connection: SourceConnectionOptions = .init(defaultTimeout: .seconds(5))
+    ) {
+        self.address = address
+        self.settleDelay = settleDelay
+        self.connection = connection
     }
+}
 
-    /// `"sensors"`.
-    public let name = "sensors"
-    /// `orientation`, `proximity`, `light`.
-    public let keyPatterns: [KeyPattern] = ["orientation", "proximity", "light"]
-    /// The bus it publishes to.
-    public let bus: NotificationBus
-    /// Its configuration.
-    public let configuration: Configuration
-    /// Problems met and skipped (wrong types, malformed signals, failed claims).
-    public let problems = SourceProblemLog()
-
-    private let host: LoopSourceHost<SensorProxyWatcher>
-
-    /// Creates the source; nothing happens until `run()`.
-    /// - Parameter loop: the event loop for its D-Bus connection, shared with other sources;
-    ///   when `nil`, `run()` starts one and stops it on return.
-    public init(bus: NotificationBus, loop: EventLoopThread? = nil, configuration: Configuration = Configuration()) {
-        self.bus = bus
-        self.configuration = configuration
-        self.host = LoopSourceHost(name: "sensors", loop: loop)
+extension SystemSource where Settings == SensorProxyConfiguration {
+    /// Creates the sensors source (`"sensors"`: `orientation`, `proximity`, `light`); nothing happens until `run()`.
+    /// - Parameters:
+    ///   - bus: where to publish.
+    ///   - loop: the loop for its D-Bus connection, shared with other sources; when `nil`, `run()` starts a loop of
+    ///     its own and stops it on return.
+    ///   - configuration: the bus address, timeouts and what to watch.
+    ///   - logger: where to log what it skips and its status changes; by default
+    ///     `notifybus.source.sensors`.
+    public convenience init(
+        bus: NotificationBus, loop: SourceLoop? = nil, configuration: SensorProxyConfiguration = .init(), logger: Logger? = nil
+    ) {
+        self.init(
+            name: "sensors", keyPatterns: ["orientation", "proximity", "light"], bus: bus, configuration: configuration, loop: loop,
+            logger: logger, watcher: SensorProxyWatcher.self)
     }
-
-    /// The status it last reported.
-    public var status: SourceStatus { host.reporter.current }
-
-    /// The current status, then every change, until `run()` returns.
-    public func statusUpdates() -> AsyncStream<SourceStatus> { host.reporter.updates() }
-
-    /// Watches until the task is cancelled, then releases its claims and returns.
-    /// - Throws: `SourceError.alreadyRunning`, `SourceError.eventLoop`.
-    public func run() async throws {
-        try await host.run(bus: bus, configuration: configuration, problems: problems)
-    }
-
-    /// Reads every property again and publishes what differs; returns when done.
-    public func reread() async { await host.reread() }
 
     /// CONTRACT.md §1's orientation for an `AccelerometerOrientation` value; `nil` for an unknown one.
     public static func orientation(for value: String) -> String? {

@@ -15,7 +15,7 @@ final class SensorProxyWatcher: ConfiguredWatcher {
     private let configuration: SensorProxySource.Configuration
     private unowned let context: LoopContext
     private let report: (SourceStatus) -> Void
-    private let problem: (String) -> Void
+    private let problem: SourceProblems
     private let connection: DBusConnection
     private var state: StateMachine
     private var settleTimers: [SensorProxySensor: LoopTimer] = [:]
@@ -26,7 +26,7 @@ final class SensorProxyWatcher: ConfiguredWatcher {
 
     init(
         bus: NotificationBus, configuration: SensorProxySource.Configuration, context: LoopContext,
-        report: @escaping (SourceStatus) -> Void, problem: @escaping (String) -> Void
+        report: @escaping (SourceStatus) -> Void, problem: SourceProblems
     ) {
         self.bus = bus
         self.configuration = configuration

@@ -25,14 +25,17 @@ public final class SourceStatusReporter: Sendable {
 
     /// Makes `status` current and tells every reader, unless it is the current status already.
     /// Reopens a finished reporter (a source that runs again).
-    public func report(_ status: SourceStatus) {
+    /// - Returns: whether `status` differed from the current one.
+    @discardableResult
+    public func report(_ status: SourceStatus) -> Bool {
         state.withLock { state in
             state.finished = false
-            guard state.current != status else { return }
+            guard state.current != status else { return false }
             state.current = status
             // Yielding never calls back into the reporter, so it is safe under the lock, and
             // keeps reports from different threads in one order for every reader.
             for continuation in state.continuations.values { continuation.yield(status) }
+            return true
         }
     }
 

@@ -1,5 +1,4 @@
-import DBus
-import EpollLoop
+import Logging
 import NotifyBus
 import NotifyBusSources
 
@@ -12,26 +11,14 @@ enum SourceCatalog {
     }
 
     /// Every source name, in the order they are started and listed.
-    static let names = ["power", "sensors", "locale", "settings"]
+    static let names = SystemSources.names
 
-    /// Makes the named sources, publishing to `bus`, sharing `loop`.
-    static func make(_ names: [String], bus: NotificationBus, loop: EventLoopThread, buses: Buses) -> [any NotifyBusSource] {
-        let system = buses.system.map(DBusAddress.address) ?? .system
-        let session = buses.session.map(DBusAddress.address) ?? .session
-        return names.compactMap { name -> (any NotifyBusSource)? in
-            switch name {
-            case "power":
-                PowerSupplySource(bus: bus, loop: loop)
-            case "sensors":
-                SensorProxySource(bus: bus, loop: loop, configuration: .init(address: system))
-            case "locale":
-                LocaleSource(bus: bus, loop: loop, configuration: .init(address: system))
-            case "settings":
-                PortalSettingsSource(bus: bus, loop: loop, configuration: .init(address: session))
-            default:
-                nil
-            }
-        }
+    /// Makes the named sources, publishing to `bus` and logging to `logger`, sharing one loop.
+    static func make(_ names: [String], bus: NotificationBus, buses: Buses, logger: Logger) -> [any NotifyBusSource] {
+        SystemSources.all(bus: bus, options: SystemSources.Options(
+            systemBus: buses.system.map(SourceBusAddress.address) ?? .system,
+            sessionBus: buses.session.map(SourceBusAddress.address) ?? .session,
+            except: SystemSources.names.filter { !names.contains($0) }, logger: logger))
     }
 
     /// The sources chosen by `--source` (only these) and `--no-source` (all but these).

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import EpollLoop
+import Logging
 import NotifyBus
 import NotifyBusSources
 
@@ -27,9 +27,11 @@ struct Sources: AsyncParsableCommand {
 
     func run() async throws {
         let bus = NotificationBus()
-        let loop = try EventLoopThread(name: "notifywatch-sources")
+        // Only the statuses are listed: what the sources skip while starting is not shown.
+        let quiet = Logger(label: "notifywatch.sources") { _ in SwiftLogNoOpLogHandler() }
         let sources = SourceCatalog.make(
-            SourceCatalog.names, bus: bus, loop: loop, buses: SourceCatalog.Buses(system: systemBus, session: sessionBus))
+            SourceCatalog.names, bus: bus, buses: SourceCatalog.Buses(system: systemBus, session: sessionBus),
+            logger: quiet)
         let out = OutputStream(fd: 1, lineBuffered: true)
         var encoder = ContractLineEncoder()
         let statuses = await withThrowingTaskGroup(of: Void.self) { group -> [SourceStatus] in
@@ -50,6 +52,5 @@ struct Sources: AsyncParsableCommand {
             }
         }
         out.flush()
-        await loop.shutdown()
     }
 }

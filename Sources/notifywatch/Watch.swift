@@ -4,6 +4,7 @@ import Glibc
 import ArgumentParser
 import EpollLoop
 import Foundation
+import Logging
 import NotifyBus
 import NotifyBusLog
 import NotifyBusSources
@@ -66,6 +67,12 @@ struct Watch: AsyncParsableCommand {
     @Option(help: "Colour the human output: auto (on a terminal), always, never.")
     var color: Replay.ColorChoice = .auto
 
+    @Option(help: """
+        What the sources log on standard error: trace, debug (also status changes), info, \
+        notice, warning (what they skip: wrong types, malformed signals), error, critical.
+        """)
+    var logLevel: Logger.Level = .warning
+
     /// The watcher's name in output and recordings.
     static let subscriberName = "notifywatch"
 
@@ -106,8 +113,11 @@ struct Watch: AsyncParsableCommand {
 
         let loop = try EventLoopThread(name: "notifywatch")
         let listener = try SignalListener([SIGUSR1, SIGUSR2, SIGTSTP, SIGCONT, SIGINT, SIGTERM], loop: loop)
+        // What the sources skip (wrong types, malformed signals), on stderr as it happens.
+        let logLevel = self.logLevel
+        let logger = Logger(label: "notifywatch.sources") { _ in StandardErrorLogHandler(logLevel: logLevel) }
         let sources = SourceCatalog.make(
-            names, bus: bus, loop: loop, buses: SourceCatalog.Buses(system: systemBus, session: sessionBus))
+            names, bus: bus, buses: SourceCatalog.Buses(system: systemBus, session: sessionBus), logger: logger)
 
         let exitCode: Int32 = await withTaskGroup(of: Void.self) { group in
             for source in sources {
@@ -121,12 +131,6 @@ struct Watch: AsyncParsableCommand {
             let statuses = await sources.firstStatuses(timeout: .seconds(5))
             for (source, status) in zip(sources, statuses) {
                 output.source(source.name, status, at: bus.clock.now())
-            }
-            // What the sources skip (wrong types, malformed signals), on stderr as it happens.
-            for case let source as any ProblemReportingSource in sources {
-                group.addTask {
-                    for await problem in source.problems.updates() { printError("\(source.name): \(problem)") }
-                }
             }
             if !statuses.contains(.running) {
                 let why = zip(sources, statuses).map { "\($0.name): \($1.reason ?? $1.name)" }.joined(separator: "; ")
@@ -199,3 +203,5 @@ struct Watch: AsyncParsableCommand {
 }
 
 extension DeliveryPolicy: ExpressibleByArgument {}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -56,12 +56,14 @@ struct LocaleSourceTests {
 
     func makeSource() -> RunningSource<LocaleSource> {
         let notifications = NotificationBus()
+        let log = LogRecorder()
         let source = LocaleSource(
             bus: notifications,
             configuration: .init(
-                address: bus.dbusAddress, files: [localeConf, defaultLocale],
-                connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200), defaultTimeout: .seconds(5))))
-        return RunningSource(source, bus: notifications)
+                address: bus.sourceAddress, files: [localeConf, defaultLocale],
+                connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200), defaultTimeout: .seconds(5))),
+            logger: log.logger)
+        return RunningSource(source, bus: notifications, log: log)
     }
 
     func setLocale(_ entries: [String]) async throws {
@@ -105,7 +107,7 @@ struct LocaleSourceTests {
         try replaceFile(localeConf, "LANG=it_IT.UTF-8\n")
         #expect(await running.waitFor("locale", ["LANG": "it_IT.UTF-8"]))
         #expect(running.source.status == .running)
-        #expect(running.source.problems.recent.contains { $0.contains("reading the files") })
+        #expect(running.problems.recent.contains { $0.contains("reading the files") })
         try await running.stop()
     }
 
@@ -148,15 +150,15 @@ struct LocaleSourceTests {
             try await mockCall(client, service, path, "UpdateProperties", [.string(service), .vardict([("Locale", value)])])
         }
         try await update(.string("LANG=xx"))
-        #expect(await eventually { source.problems.recent.contains { $0.contains("Locale has type 's'") } })
+        #expect(await eventually { running.problems.recent.contains { $0.contains("Locale has type 's'") } })
         try await mockCall(client, service, path, "EmitSignal", [
             .string("org.freedesktop.DBus.Properties"), .string("PropertiesChanged"), .string("s"),
             .array(elementSignature: "v", [.variant(.string(service))]),
         ])
-        #expect(await eventually { source.problems.recent.contains { $0.contains("unexpected signal") } })
+        #expect(await eventually { running.problems.recent.contains { $0.contains("unexpected signal") } })
         try await update(.strings(["LANG=sv_SE.UTF-8", "garbage", "=novar"]))
         #expect(await running.waitFor("locale", ["LANG": "sv_SE.UTF-8"]))
-        #expect(source.problems.recent.contains { $0.contains("'garbage' is not NAME=value") })
+        #expect(running.problems.recent.contains { $0.contains("'garbage' is not NAME=value") })
         #expect(running.values("locale") == [["LANG": "C.UTF-8"], ["LANG": "sv_SE.UTF-8"]])
         #expect(source.status == .running)
         try await running.stop()

@@ -1,5 +1,6 @@
 import DBus
 import TestSupport
+import Logging
 import NotifyBus
 import NotifyBusSources
 import Testing
@@ -30,12 +31,14 @@ struct PortalSettingsSourceTests {
 
     func makeSource(namespaces: [String] = []) -> RunningSource<PortalSettingsSource> {
         let notifications = NotificationBus()
+        let log = LogRecorder()
         let source = PortalSettingsSource(
             bus: notifications,
             configuration: .init(
-                address: bus.dbusAddress, namespaces: namespaces,
-                connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200), defaultTimeout: .seconds(5))))
-        return RunningSource(source, bus: notifications)
+                address: bus.sourceAddress, namespaces: namespaces,
+                connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200), defaultTimeout: .seconds(5))),
+            logger: log.logger)
+        return RunningSource(source, bus: notifications, log: log)
     }
 
     func setSetting(_ namespace: String, _ name: String, _ value: DBusValue) async throws {
@@ -140,7 +143,12 @@ struct PortalSettingsSourceTests {
         ])
         try await setSetting(appearance, "color-scheme", .uint32(1))
         #expect(await running.waitFor(key(appearance, "color-scheme"), 1))
-        #expect(running.source.problems.recent.contains { $0.contains("expected 'ssv'") })
+        #expect(running.problems.recent.contains { $0.contains("expected 'ssv'") })
+        // Logged with the source and the sender.
+        #expect(running.problems.all.contains {
+            $0.message.contains("expected 'ssv'") && $0.level == .warning && $0.metadata["source"] == "settings"
+                && $0.metadata["peer"] != nil
+        })
         #expect(running.source.status == .running)
         try await running.stop()
         _ = portal

@@ -16,11 +16,13 @@ struct RealSensorProxyTests {
         try await bus.waitForOwner(of: "net.hadess.SensorProxy")
 
         let notifications = NotificationBus()
+        let log = LogRecorder()
         let running = RunningSource(
             SensorProxySource(
                 bus: notifications,
-                configuration: .init(address: bus.dbusAddress, connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(500)))),
-            bus: notifications)
+                configuration: .init(address: bus.sourceAddress, connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(500))),
+                logger: log.logger),
+            bus: notifications, log: log)
         #expect(await running.waitFor("orientation", "portrait"))
         #expect(await running.waitFor("proximity", true))
         #expect(await running.waitFor("light", ["level": 10.0, "unit": "lux"]))
@@ -63,7 +65,7 @@ struct RealSensorProxyTests {
         #expect(await running.waitFor("orientation", "portrait"))
         try testbed.set("proximity", ["in_proximity_raw": "256"])
         #expect(await running.waitFor("proximity", true))
-        #expect(running.source.problems.recent.isEmpty)
+        #expect(running.problems.recent.isEmpty)
         try await running.stop()
         try testbed.stop()
     }

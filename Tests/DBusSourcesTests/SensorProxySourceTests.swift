@@ -27,12 +27,14 @@ struct SensorProxySourceTests {
     }
 
     func makeSource(_ notifications: NotificationBus = NotificationBus()) -> RunningSource<SensorProxySource> {
+        let log = LogRecorder()
         let source = SensorProxySource(
             bus: notifications,
             configuration: .init(
-                address: bus.dbusAddress, settleDelay: .milliseconds(200),
-                connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200), defaultTimeout: .seconds(5))))
-        return RunningSource(source, bus: notifications)
+                address: bus.sourceAddress, settleDelay: .milliseconds(200),
+                connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200), defaultTimeout: .seconds(5))),
+            logger: log.logger)
+        return RunningSource(source, bus: notifications, log: log)
     }
 
     func set(_ property: String, _ value: DBusValue) async throws {
@@ -76,7 +78,7 @@ struct SensorProxySourceTests {
         // Each value once: nothing repeated, no defaults published before the claim.
         #expect(running.values("orientation") == ["portrait", "landscape-left", "landscape-right", "portrait-upside-down", "unknown", "portrait"])
         #expect(running.values("proximity") == [false, true])
-        #expect(running.source.problems.recent.isEmpty)
+        #expect(running.problems.recent.isEmpty)
 
         try await running.stop()
         // Claims are released on stop.
@@ -172,7 +174,7 @@ struct SensorProxySourceTests {
             propertiesChangedArguments(service, [("AccelerometerOrientation", .int32(3)), ("ProximityNear", .boolean(true))]),
         ])
         #expect(await running.waitFor("proximity", true))
-        #expect(await eventually { source.problems.recent.contains { $0.contains("AccelerometerOrientation has type 'i'") } })
+        #expect(await eventually { running.problems.recent.contains { $0.contains("AccelerometerOrientation has type 'i'") } })
         // An orientation we do not know, a light level that is a string, a malformed signal.
         try await mockCall(client, service, path, "EmitSignal", [
             .string("org.freedesktop.DBus.Properties"), .string("PropertiesChanged"), .string("sa{sv}as"),
@@ -183,7 +185,7 @@ struct SensorProxySourceTests {
             .array(elementSignature: "v", [.variant(.string(service))]),
         ])
         #expect(await eventually {
-            let problems = source.problems.recent
+            let problems = running.problems.recent
             return problems.contains { $0.contains("'sideways'") }
                 && problems.contains { $0.contains("LightLevel has type 's'") }
                 && problems.contains { $0.contains("unexpected signal") }

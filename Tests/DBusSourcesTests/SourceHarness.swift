@@ -4,19 +4,27 @@ import NotifyBus
 import NotifyBusSources
 import Testing
 
-/// A source running in a task, a subscriber recording what it receives, and the statuses.
+extension PrivateBus {
+    /// The bus's address, as the sources take it.
+    var sourceAddress: SourceBusAddress { .address(address) }
+}
+
+/// A source running in a task, a subscriber recording what it receives, the statuses, and
+/// what the source logged (when it was made with `problems.logger`).
 final class RunningSource<Source: NotifyBusSource>: Sendable {
     let source: Source
     let bus: NotificationBus
     let events = Recorder<SubscriptionEvent>()
     let statuses = Recorder<SourceStatus>()
+    let problems: LogRecorder
     let subscription: Subscription
     private let task: Task<Void, any Error>
     private let statusTask: Task<Void, Never>
 
-    init(_ source: Source, bus: NotificationBus, patterns: [KeyPattern] = [.all]) {
+    init(_ source: Source, bus: NotificationBus, log: LogRecorder = LogRecorder(), patterns: [KeyPattern] = [.all]) {
         self.source = source
         self.bus = bus
+        problems = log
         let events = self.events
         let statuses = self.statuses
         subscription = bus.subscribe(patterns) { events.append($0) }

@@ -1,3 +1,4 @@
+import Foundation
 import NotifyBus
 import TestSupport
 import Testing
@@ -130,5 +131,35 @@ struct SourcesAndArgumentsTests {
         #expect(result.status == test.status)
         #expect(result.lines == [])
         #expect(result.stderr.contains(test.message), "\(result.stderr)")
+    }
+
+    /// No system bus, and SIGCONT along with SIGTERM (as `timeout` and service managers send
+    /// them): whatever the locale files give is printed at start, and nothing at shutdown.
+    @Test func aLocaleSourceWithoutABusPrintsNothingAtShutdown() throws {
+        let directory = makeScratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let watcher = try Watcher(
+            ["--source", "locale", "--system-bus", "unix:path=\(directory)/no-bus-here"], testbed: nil, record: false)
+        let source = watcher.next()
+        #expect(source?["source"] == "locale")
+        #expect(source?["status"] == "unavailable")
+        // The files' locale, if this machine has a locale file, is among the current values.
+        let initial = watcher.linesArriving(within: .milliseconds(500))
+        #expect(initial.count <= 1)
+        watcher.signal(SIGCONT)
+        #expect(watcher.stop(with: SIGTERM) == 0)
+        let atShutdown = watcher.rest().compactMap { try? JSONValue(parsing: $0) }
+        #expect(!atShutdown.contains { $0["type"] == "notification" }, "\(atShutdown)")
+    }
+
+    @Test func logLevelChoosesWhatTheSourcesLog() throws {
+        let directory = makeScratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let watcher = try Watcher(
+            ["--source", "locale", "--system-bus", "unix:path=\(directory)/no-bus-here", "--log-level", "debug"],
+            testbed: nil, record: false)
+        #expect(watcher.next()?["source"] == "locale")
+        #expect(watcher.waitForStandardError(containing: "notifywatch: locale: status: unavailable"))
+        #expect(watcher.stop(with: SIGTERM) == 0)
     }
 }

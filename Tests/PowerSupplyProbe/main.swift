@@ -90,7 +90,7 @@ let bus = NotificationBus()
 let faults = UdevFaultInjector()
 let loop = try EventLoopThread(name: "probe")
 let source = PowerSupplySource(
-    bus: bus, loop: loop, configuration: .init(rereadInterval: rereadInterval, faults: faults))
+    bus: bus, loop: SourceLoop(thread: loop), configuration: .init(rereadInterval: rereadInterval, faults: faults))
 let subscription = bus.subscribe(source.keyPatterns) { emit($0) }
 
 // Standard input, read on the loop, as an AsyncStream of lines.

@@ -1,4 +1,3 @@
-import EpollLoop
 import NotifyBus
 import NotifyBusSources
 import Testing
@@ -37,7 +36,7 @@ struct SourceLifecycleTests {
     /// shared loop running.
     @Test func runEndsOnCancellationAndRefusesToRunTwice() async throws {
         let bus = NotificationBus()
-        let loop = try EventLoopThread(name: "lifecycle")
+        let loop = try SourceLoop(name: "lifecycle")
         let source = PowerSupplySource(bus: bus, loop: loop, configuration: .init(rereadInterval: nil))
         #expect(source.name == "power")
         #expect(source.keyPatterns.map(\.text) == ["battery/*/state", "battery/*/level", "power/*/online"])

@@ -1,0 +1,78 @@
+import Logging
+import NotifyBus
+
+/// Every built-in source in one call, sharing one loop.
+///
+/// ```swift
+/// import NotifyBus
+/// import NotifyBusSources
+///
+/// let bus = NotificationBus()
+/// let sources = SystemSources.all(bus: bus)      // power, sensors, locale, settings
+/// try await withThrowingTaskGroup(of: Void.self) { group in
+///     for source in sources { group.addTask { try await source.run() } }
+///     …                                          // or run them in a ServiceGroup
+/// }
+/// ```
+///
+/// Each source runs wherever Linux does: a source without its hardware, daemon or bus reports
+/// `unavailable` and keeps watching for it, so "every source that can run here" is every source.
+public enum SystemSources {
+    /// Every source's name, in the order `all(bus:options:)` returns them.
+    public static let names = ["power", "sensors", "locale", "settings"]
+
+    /// Which sources to make, and where the D-Bus ones connect.
+    public struct Options: Sendable {
+        /// The system bus (sensors, locale).
+        public var systemBus: SourceBusAddress
+        /// The session bus (settings).
+        public var sessionBus: SourceBusAddress
+        /// Only these sources (by name); empty means all.
+        public var only: [String]
+        /// Not these sources (by name).
+        public var except: [String]
+        /// The logger every source logs to (each adds its name as the metadata `source`); `nil`
+        /// gives each a logger labelled `notifybus.source.<name>`.
+        public var logger: Logger?
+
+        /// Creates the options.
+        public init(
+            systemBus: SourceBusAddress = .system, sessionBus: SourceBusAddress = .session,
+            only: [String] = [], except: [String] = [], logger: Logger? = nil
+        ) {
+            self.systemBus = systemBus
+            self.sessionBus = sessionBus
+            self.only = only
+            self.except = except
+            self.logger = logger
+        }
+
+        /// Whether the source named `name` is chosen.
+        public func includes(_ name: String) -> Bool {
+            (only.isEmpty || only.contains(name)) && !except.contains(name)
+        }
+    }
+
+    /// The chosen sources, in the order of `names`, publishing to `bus` and sharing one loop that
+    /// starts when the first of them runs and stops when the last one returns. Names that are
+    /// no source's are ignored.
+    public static func all(bus: NotificationBus, options: Options = Options()) -> [any NotifyBusSource] {
+        let loop = SourceLoop.onDemand(name: "notifybus-sources")
+        let logger = options.logger
+        return names.filter(options.includes).compactMap { name -> (any NotifyBusSource)? in
+            switch name {
+            case "power":
+                PowerSupplySource(bus: bus, loop: loop, logger: logger)
+            case "sensors":
+                SensorProxySource(bus: bus, loop: loop, configuration: .init(address: options.systemBus), logger: logger)
+            case "locale":
+                LocaleSource(bus: bus, loop: loop, configuration: .init(address: options.systemBus), logger: logger)
+            case "settings":
+                PortalSettingsSource(
+                    bus: bus, loop: loop, configuration: .init(address: options.sessionBus), logger: logger)
+            default:
+                nil
+            }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import Logging
+import Synchronization
+
+/// A swift-log handler that keeps every message a source logs, for tests to look at.
+final class LogRecorder: Sendable {
+    /// One logged message.
+    struct Entry: Sendable {
+        var level: Logger.Level
+        var message: String
+        var metadata: Logger.Metadata
+    }
+
+    private let entries = Mutex<[Entry]>([])
+
+    /// A logger (of every level) whose messages land here.
+    var logger: Logger {
+        var logger = Logger(label: "test") { _ in Handler(recorder: self) }
+        logger.logLevel = .trace
+        return logger
+    }
+
+    /// Everything logged, oldest first.
+    var all: [Entry] { entries.withLock { $0 } }
+
+    /// The messages of what the source skipped (warnings and worse), oldest first.
+    var recent: [String] { all.filter { $0.level >= .warning }.map(\.message) }
+
+    fileprivate func append(_ entry: Entry) { entries.withLock { $0.append(entry) } }
+
+    private struct Handler: LogHandler {
+        let recorder: LogRecorder
+        var logLevel: Logger.Level = .trace
+        var metadata: Logger.Metadata = [:]
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            recorder.append(Entry(
+                level: event.level, message: "\(event.message)",
+                metadata: metadata.merging(event.metadata ?? [:]) { $1 }))
+        }
+    }
+}

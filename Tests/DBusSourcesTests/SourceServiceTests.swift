@@ -1,0 +1,54 @@
+import TestSupport
+import Logging
+import NotifyBus
+import NotifyBusSources
+import ServiceLifecycle
+import Testing
+
+/// The sources as swift-service-lifecycle services, made with the one call.
+@Suite("Sources in a ServiceGroup")
+struct SourceServiceTests {
+    @Test func everySourceRunsInAServiceGroupOnOneLoopAndEndsOnGracefulShutdown() async throws {
+        let bus = try PrivateBus()
+        let notifications = NotificationBus()
+        let log = LogRecorder()
+        let sources = SystemSources.all(bus: notifications, options: .init(
+            systemBus: bus.sourceAddress, sessionBus: bus.sourceAddress, logger: log.logger))
+        #expect(sources.map(\.name) == ["power", "sensors", "locale", "settings"])
+        let loops = sources.compactMap { source -> SourceLoop? in
+            switch source {
+            case let source as PowerSupplySource: source.loop
+            case let source as SensorProxySource: source.loop
+            case let source as LocaleSource: source.loop
+            case let source as PortalSettingsSource: source.loop
+            default: nil
+            }
+        }
+        #expect(loops.count == 4)
+        let loop = try #require(loops.first)
+        #expect(loops.allSatisfy { $0 === loop })
+        #expect(!loop.isRunning)  // it starts with the first source
+
+        let group = ServiceGroup(configuration: .init(
+            services: sources.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }))
+        let run = Task { try await group.run() }
+        // Every source settles: no service answers on this bus, so none is running, but each says
+        // why. (Patient: the whole suite at once can keep the group's task waiting for a while.)
+        #expect(await eventually(timeout: .seconds(60)) { sources.allSatisfy(\.status.isSettled) }, "\(sources.map(\.status))")
+        #expect(loop.isRunning)
+        #expect(sources.first { $0.name == "sensors" }?.status.name == "unavailable")
+
+        await group.triggerGracefulShutdown()
+        try await run.value
+        // Every run() returned: the status streams end, and the shared loop stopped with the last.
+        for source in sources {
+            for await _ in source.statusUpdates() {}
+        }
+        #expect(!loop.isRunning)
+        #expect(log.all.contains { $0.metadata["source"] == "settings" })
+        // Options choose the sources.
+        let some = SystemSources.all(bus: notifications, options: .init(only: ["locale", "power"], except: ["power"]))
+        #expect(some.map(\.name) == ["locale"])
+    }
+}
