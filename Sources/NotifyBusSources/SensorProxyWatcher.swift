@@ -4,9 +4,9 @@ import NotifyBus
 
 /// The loop-side part of `SensorProxySource`: its D-Bus connection, claims and readings.
 final class SensorProxyWatcher: ConfiguredWatcher {
-    static let service = "net.hadess.SensorProxy"
-    static let path = "/net/hadess/SensorProxy"
-    static let interface = "net.hadess.SensorProxy"
+    static let service: BusName = "net.hadess.SensorProxy"
+    static let path: ObjectPath = "/net/hadess/SensorProxy"
+    static let interface: InterfaceName = "net.hadess.SensorProxy"
 
     enum Sensor: CaseIterable {
         case accelerometer, light, proximity
@@ -27,6 +27,22 @@ final class SensorProxyWatcher: ConfiguredWatcher {
             }
         }
 
+        var claimMember: MemberName {
+            switch self {
+            case .accelerometer: "ClaimAccelerometer"
+            case .light: "ClaimLight"
+            case .proximity: "ClaimProximity"
+            }
+        }
+
+        var releaseMember: MemberName {
+            switch self {
+            case .accelerometer: "ReleaseAccelerometer"
+            case .light: "ReleaseLight"
+            case .proximity: "ReleaseProximity"
+            }
+        }
+
         var readings: [String] {
             switch self {
             case .accelerometer: ["AccelerometerOrientation"]
@@ -44,7 +60,7 @@ final class SensorProxyWatcher: ConfiguredWatcher {
     private let connection: DBusConnection
 
     /// The service's current owner; `nil` when absent.
-    private var owner: String?
+    private var owner: BusName?
     /// Whether the bus has told us the owner (none included) since we connected: a first
     /// "no owner" must be reported too, though it equals the `nil` we start with.
     private var ownerKnown = false
@@ -89,14 +105,14 @@ final class SensorProxyWatcher: ConfiguredWatcher {
                 self.setStatus(.unavailable(reason: "\(self.configuration.address) unreachable: \(error)"))
             }
         }
-        connection.subscribePropertiesChanged(sender: Self.service, path: Self.path, interface: Self.interface) {
+        connection.propertiesChanges(sender: Self.service, path: Self.path, interface: Self.interface) {
             [weak self] result in
             switch result {
             case .success(let change): self?.changed(change)
             case .failure(let error): self?.problem("unexpected signal: \(error)")
             }
         }
-        connection.watchNameOwner(Self.service) { [weak self] owner in self?.ownerChanged(owner) }
+        connection.nameOwners(of: Self.service) { [weak self] owner in self?.ownerChanged(owner) }
         connection.connect()
     }
 
@@ -113,7 +129,7 @@ final class SensorProxyWatcher: ConfiguredWatcher {
         for sensor in toRelease {
             connection.call(
                 destination: Self.service, path: Self.path, interface: Self.interface,
-                member: "Release" + sensor.method, timeout: .seconds(1)
+                member: sensor.releaseMember, timeout: .seconds(1)
             ) { _ in countdown.signal() }
         }
     }
@@ -129,8 +145,8 @@ final class SensorProxyWatcher: ConfiguredWatcher {
     func reread(then done: @escaping () -> Void) {
         guard !stopped else { return done() }
         connection.call(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-            member: "GetNameOwner", arguments: [.string(Self.service)], timeout: .seconds(2)
+            destination: .bus, path: .bus, interface: .bus,
+            member: "GetNameOwner", arguments: [.string(Self.service.rawValue)], timeout: .seconds(2)
         ) { [weak self] _ in
             guard let self, self.owner != nil, !self.stopped else { return done() }
             self.readAll(then: { [weak self] in
@@ -188,7 +204,7 @@ final class SensorProxyWatcher: ConfiguredWatcher {
         settleTimers = [:]
     }
 
-    private func ownerChanged(_ newOwner: String?) {
+    private func ownerChanged(_ newOwner: BusName?) {
         guard !stopped, !ownerKnown || newOwner != owner else { return }
         ownerKnown = true
         forgetService()
@@ -246,7 +262,7 @@ final class SensorProxyWatcher: ConfiguredWatcher {
         claiming.insert(sensor)
         let epoch = self.epoch
         connection.call(
-            destination: Self.service, path: Self.path, interface: Self.interface, member: "Claim" + sensor.method
+            destination: Self.service, path: Self.path, interface: Self.interface, member: sensor.claimMember
         ) { [weak self] result in
             guard let self, self.epoch == epoch, !self.stopped else { return }
             self.claiming.remove(sensor)
