@@ -2,9 +2,10 @@
 ///
 /// Each conforming type (`BusName`, `ObjectPath`, `InterfaceName`, `MemberName`, `ErrorName`)
 /// holds a string that libdbus accepts, so nothing past the check can make libdbus abort.
-/// Make one from a runtime string with the throwing `init(_:)` (or the failable
+/// Make one from a runtime string with the throwing `init(validating:)` (or the failable
 /// `init(rawValue:)`); a string literal is checked when it is used, and an invalid literal
-/// stops the program (it is a programming error, not input).
+/// stops the program (it is a programming error, not input). (An unlabeled `BusName("…")`
+/// with a literal argument is a literal too, so the throwing initializer has a label.)
 public protocol DBusName: RawRepresentable, Sendable, Hashable, Comparable, CustomStringConvertible,
     ExpressibleByStringLiteral where RawValue == String, StringLiteralType == String
 {
@@ -15,7 +16,7 @@ public protocol DBusName: RawRepresentable, Sendable, Hashable, Comparable, Cust
 extension DBusName {
     /// Checks `text` against the specification.
     /// - Throws: `DBusError` (`InvalidArgs`) when `text` is not valid.
-    public init(_ text: String) throws(DBusError) {
+    public init(validating text: String) throws(DBusError) {
         guard let name = Self(rawValue: text) else { throw .invalidArgs("invalid \(Self.kind) '\(text)'") }
         self = name
     }
