@@ -100,7 +100,7 @@ public final class DBusClient: Sendable {
     /// Waits until the connection is registered on the bus; returns our unique name.
     /// - Throws: `DBusError` (`NoReply`) after `timeout`; the last connection error if there was one.
     @discardableResult
-    public func waitUntilConnected(timeout: Duration = .seconds(10)) async throws(DBusError) -> String {
+    public func waitUntilConnected(timeout: Duration = .seconds(10)) async throws(DBusError) -> BusName {
         try await perform { connection, done in
             if let name = connection.uniqueName {
                 done(.success(name))
@@ -158,8 +158,8 @@ public final class DBusClient: Sendable {
     /// Calls a method and returns its results. See `DBusConnection.call`.
     /// - Throws: `DBusError`: the peer's error, `NoReply` on timeout, `Disconnected`, `InvalidArgs`.
     public func call(
-        destination: String?, path: String, interface: String?, member: String, arguments: [DBusValue] = [],
-        timeout: Duration? = nil
+        destination: BusName?, path: ObjectPath, interface: InterfaceName?, member: MemberName,
+        arguments: [DBusValue] = [], timeout: Duration? = nil
     ) async throws(DBusError) -> [DBusValue] {
         try await perform { connection, done in
             connection.call(
@@ -170,7 +170,7 @@ public final class DBusClient: Sendable {
 
     /// Reads a property (`Properties.Get`), its variant unwrapped once.
     public func property(
-        destination: String, path: String, interface: String, name: String, timeout: Duration? = nil
+        destination: BusName, path: ObjectPath, interface: InterfaceName, name: String, timeout: Duration? = nil
     ) async throws(DBusError) -> DBusValue {
         try await perform { connection, done in
             connection.getProperty(
@@ -180,7 +180,7 @@ public final class DBusClient: Sendable {
 
     /// Reads every property of an interface (`Properties.GetAll`), variants unwrapped once.
     public func allProperties(
-        destination: String, path: String, interface: String, timeout: Duration? = nil
+        destination: BusName, path: ObjectPath, interface: InterfaceName, timeout: Duration? = nil
     ) async throws(DBusError) -> [String: DBusValue] {
         try await perform { connection, done in
             connection.getAllProperties(
@@ -190,7 +190,8 @@ public final class DBusClient: Sendable {
 
     /// Writes a property (`Properties.Set`).
     public func setProperty(
-        destination: String, path: String, interface: String, name: String, value: DBusValue, timeout: Duration? = nil
+        destination: BusName, path: ObjectPath, interface: InterfaceName, name: String, value: DBusValue,
+        timeout: Duration? = nil
     ) async throws(DBusError) {
         try await perform { connection, done in
             connection.setProperty(
@@ -201,7 +202,8 @@ public final class DBusClient: Sendable {
 
     /// Emits a signal, broadcast or unicast to `destination`.
     public func emitSignal(
-        path: String, interface: String, member: String, arguments: [DBusValue] = [], destination: String? = nil
+        path: ObjectPath, interface: InterfaceName, member: MemberName, arguments: [DBusValue] = [],
+        destination: BusName? = nil
     ) async throws(DBusError) {
         try await perform { connection, done in
             done(Result { () throws(DBusError) in
@@ -213,14 +215,15 @@ public final class DBusClient: Sendable {
 
     /// The signals matching `rule`, broadcast or unicast to us, from the moment this returns
     /// (the match rule is queued before any later call of this client) until the stream is
-    /// dropped or the client closed.
+    /// dropped or the client closed. The stream form of `DBusConnection.signals(matching:handler:)`.
     public func signals(matching rule: DBusMatchRule) async -> AsyncStream<DBusSignal> {
-        await stream { connection, continuation in connection.subscribe(rule) { continuation.yield($0) } }
+        await stream { connection, continuation in connection.signals(matching: rule) { continuation.yield($0) } }
     }
 
     /// The owner of the well-known `name` once known, then every change (`nil`: no owner).
-    public func nameOwners(of name: String) async -> AsyncStream<String?> {
-        await stream { connection, continuation in connection.watchNameOwner(name) { continuation.yield($0) } }
+    /// The stream form of `DBusConnection.nameOwners(of:handler:)`.
+    public func nameOwners(of name: BusName) async -> AsyncStream<BusName?> {
+        await stream { connection, continuation in connection.nameOwners(of: name) { continuation.yield($0) } }
     }
 
     /// A stream fed by what `register` sets up on the connection, on the loop; it ends when the

@@ -46,6 +46,12 @@ public struct DBusError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let unknownProperty = "org.freedesktop.DBus.Error.UnknownProperty"
         /// The D-Bus type cannot be represented here (Unix file descriptors).
         public static let notSupported = "org.freedesktop.DBus.Error.NotSupported"
+        /// A `DBusProxy` call's reply came from an owner that is no longer the current one.
+        public static let ownerChanged = "org.notifybus.DBus.Error.OwnerChanged"
+    }
+
+    static func ownerChanged(member: MemberName) -> DBusError {
+        DBusError(name: Name.ownerChanged, message: "the owner changed while \(member) was outstanding")
     }
 
     static func disconnected(_ message: String = "the connection to the bus is closed") -> DBusError {

@@ -75,6 +75,38 @@ final class DBusLink {
         guard dbus_connection_send(pointer, message.pointer, nil) != 0 else { throw .noMemory }
     }
 
+    /// Sends `message` and returns the call waiting for its reply. Wraps
+    /// `dbus_connection_send_with_reply`.
+    /// - Throws: `DBusError`: `Disconnected` when the link is shut down, `NoMemory`.
+    func sendWithReply(_ message: DBusMessage, timeout: Duration) throws(DBusError) -> DBusPendingCall {
+        guard !isShutDown else { throw .disconnected() }
+        var pending: OpaquePointer?
+        let milliseconds = DBusPendingCall.milliseconds(timeout)
+        guard dbus_connection_send_with_reply(pointer, message.pointer, &pending, milliseconds) != 0 else {
+            throw .noMemory
+        }
+        guard let pending else { throw .disconnected() }
+        return DBusPendingCall(adopting: pending)
+    }
+
+    /// Asks the bus to route signals matching `rule` to us, without waiting for the answer.
+    /// Wraps `dbus_bus_add_match`.
+    func addMatch(_ rule: DBusMatchRule) {
+        guard !isShutDown else { return }
+        rule.text.withCString { dbus_bus_add_match(pointer, $0, nil) }
+    }
+
+    /// Takes a rule added with `addMatch(_:)` back. Wraps `dbus_bus_remove_match`.
+    func removeMatch(_ rule: DBusMatchRule) {
+        guard !isShutDown else { return }
+        rule.text.withCString { dbus_bus_remove_match(pointer, $0, nil) }
+    }
+
+    /// Tells libdbus the unique name `Hello` returned. Wraps `dbus_bus_set_unique_name`.
+    func setUniqueName(_ name: BusName) {
+        _ = name.rawValue.withCString { dbus_bus_set_unique_name(pointer, $0) }
+    }
+
     // MARK: Watches
 
     fileprivate func add(watch: OpaquePointer) -> Bool {
@@ -167,7 +199,7 @@ final class DBusLink {
         let message = DBusMessage(adopting: dbus_message_ref(raw))
         onMessage(message)
         // Method calls to us fall through, so libdbus answers them with UnknownMethod.
-        return message.type == NOTIFYBUS_DBUS_MESSAGE_TYPE_SIGNAL
+        return message.kind == .signal
             ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
     }
 }

@@ -1,4 +1,5 @@
-/// Which signals a subscription receives (`DBusConnection.subscribe(_:handler:)`).
+/// Which signals a handler receives (`DBusConnection.signals(matching:handler:)`,
+/// `DBusClient.signals(matching:)`).
 ///
 /// Every field that is set must match; `nil` matches anything. The rule is sent to the bus
 /// (`AddMatch`) so that broadcast signals are routed to us, and is also checked here against
@@ -10,18 +11,21 @@
 /// owner (`NameOwnerChanged`) for you, across restarts of the service.
 public struct DBusMatchRule: Sendable, Hashable, CustomStringConvertible {
     /// The sender: a well-known name, a unique name, or `nil` for any.
-    public var sender: String?
+    public var sender: BusName?
     /// The object path.
-    public var path: String?
+    public var path: ObjectPath?
     /// The interface.
-    public var interface: String?
+    public var interface: InterfaceName?
     /// The signal name.
-    public var member: String?
+    public var member: MemberName?
     /// The first argument, which must be a string (or object path) equal to this.
     public var arg0: String?
 
     /// Creates a rule for signals.
-    public init(sender: String? = nil, path: String? = nil, interface: String? = nil, member: String? = nil, arg0: String? = nil) {
+    public init(
+        sender: BusName? = nil, path: ObjectPath? = nil, interface: InterfaceName? = nil, member: MemberName? = nil,
+        arg0: String? = nil
+    ) {
         self.sender = sender
         self.path = path
         self.interface = interface
@@ -31,10 +35,9 @@ public struct DBusMatchRule: Sendable, Hashable, CustomStringConvertible {
 
     /// `org.freedesktop.DBus.Properties.PropertiesChanged` from `sender` on `path`, for
     /// properties of `interface` (its `arg0`).
-    public static func propertiesChanged(sender: String?, path: String, interface: String?) -> DBusMatchRule {
+    public static func propertiesChanged(sender: BusName?, path: ObjectPath, interface: InterfaceName?) -> DBusMatchRule {
         DBusMatchRule(
-            sender: sender, path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
-            arg0: interface)
+            sender: sender, path: path, interface: .properties, member: "PropertiesChanged", arg0: interface?.rawValue)
     }
 
     /// The rule in the bus's syntax: `type='signal',sender='…',…`.
@@ -45,10 +48,10 @@ public struct DBusMatchRule: Sendable, Hashable, CustomStringConvertible {
             // Inside quotes only the apostrophe is special; it is written as '\''.
             parts.append("\(key)='" + value.replacingAll("'", with: "'\\''") + "'")
         }
-        add("sender", sender)
-        add("path", path)
-        add("interface", interface)
-        add("member", member)
+        add("sender", sender?.rawValue)
+        add("path", path?.rawValue)
+        add("interface", interface?.rawValue)
+        add("member", member?.rawValue)
         add("arg0", arg0)
         return parts.joined(separator: ",")
     }
@@ -56,8 +59,8 @@ public struct DBusMatchRule: Sendable, Hashable, CustomStringConvertible {
     public var description: String { text }
 
     /// Whether `sender` names a well-known name whose owner must be tracked.
-    var wellKnownSender: String? {
-        guard let sender, !sender.hasPrefix(":"), sender != "org.freedesktop.DBus" else { return nil }
+    var wellKnownSender: BusName? {
+        guard let sender, !sender.isUnique, sender != .bus else { return nil }
         return sender
     }
 }

@@ -17,20 +17,12 @@ final class DBusMessage {
 
     /// A method call. Wraps `dbus_message_new_method_call`.
     static func methodCall(
-        destination: String?, path: String, interface: String?, member: String
+        destination: BusName?, path: ObjectPath, interface: InterfaceName?, member: MemberName
     ) throws(DBusError) -> DBusMessage {
-        if let destination, !DBusNames.isValidBusName(destination) {
-            throw .invalidArgs("invalid bus name '\(destination)'")
-        }
-        guard DBusNames.isValidObjectPath(path) else { throw .invalidArgs("invalid object path '\(path)'") }
-        if let interface, !DBusNames.isValidInterface(interface) {
-            throw .invalidArgs("invalid interface name '\(interface)'")
-        }
-        guard DBusNames.isValidMember(member) else { throw .invalidArgs("invalid member name '\(member)'") }
-        let made = withOptionalCString(destination) { destination in
-            path.withCString { path in
-                withOptionalCString(interface) { interface in
-                    member.withCString { member in
+        let made = withOptionalCString(destination?.rawValue) { destination in
+            path.rawValue.withCString { path in
+                withOptionalCString(interface?.rawValue) { interface in
+                    member.rawValue.withCString { member in
                         dbus_message_new_method_call(destination, path, interface, member)
                     }
                 }
@@ -42,28 +34,42 @@ final class DBusMessage {
 
     /// A signal. Wraps `dbus_message_new_signal` (and `dbus_message_set_destination` for a unicast one).
     static func signal(
-        path: String, interface: String, member: String, destination: String?
+        path: ObjectPath, interface: InterfaceName, member: MemberName, destination: BusName?
     ) throws(DBusError) -> DBusMessage {
-        guard DBusNames.isValidObjectPath(path) else { throw .invalidArgs("invalid object path '\(path)'") }
-        guard DBusNames.isValidInterface(interface) else { throw .invalidArgs("invalid interface name '\(interface)'") }
-        guard DBusNames.isValidMember(member) else { throw .invalidArgs("invalid member name '\(member)'") }
-        if let destination, !DBusNames.isValidBusName(destination) {
-            throw .invalidArgs("invalid bus name '\(destination)'")
-        }
-        let made = path.withCString { path in
-            interface.withCString { interface in
-                member.withCString { member in dbus_message_new_signal(path, interface, member) }
+        let made = path.rawValue.withCString { path in
+            interface.rawValue.withCString { interface in
+                member.rawValue.withCString { member in dbus_message_new_signal(path, interface, member) }
             }
         }
         guard let made else { throw .noMemory }
         let message = DBusMessage(adopting: made)
         if let destination {
-            guard destination.withCString({ dbus_message_set_destination(made, $0) }) != 0 else { throw .noMemory }
+            guard destination.rawValue.withCString({ dbus_message_set_destination(made, $0) }) != 0 else {
+                throw .noMemory
+            }
         }
         return message
     }
 
+    /// What kind of message it is.
+    enum Kind: Equatable {
+        case methodCall, methodReturn, error, signal, other
+    }
+
+    /// Its kind. Wraps `dbus_message_get_type`.
+    var kind: Kind {
+        switch dbus_message_get_type(pointer) {
+        case NOTIFYBUS_DBUS_MESSAGE_TYPE_METHOD_CALL: .methodCall
+        case NOTIFYBUS_DBUS_MESSAGE_TYPE_METHOD_RETURN: .methodReturn
+        case NOTIFYBUS_DBUS_MESSAGE_TYPE_ERROR: .error
+        case NOTIFYBUS_DBUS_MESSAGE_TYPE_SIGNAL: .signal
+        default: .other
+        }
+    }
+
     var type: Int32 { dbus_message_get_type(pointer) }
+    /// The sender's serial number of this message. Wraps `dbus_message_get_serial`.
+    var serial: UInt32 { dbus_message_get_serial(pointer) }
     var sender: String? { dbus_message_get_sender(pointer).map { String(cString: $0) } }
     var destination: String? { dbus_message_get_destination(pointer).map { String(cString: $0) } }
     var path: String? { dbus_message_get_path(pointer).map { String(cString: $0) } }
@@ -71,6 +77,28 @@ final class DBusMessage {
     var member: String? { dbus_message_get_member(pointer).map { String(cString: $0) } }
     var errorName: String? { dbus_message_get_error_name(pointer).map { String(cString: $0) } }
     var signature: String { dbus_message_get_signature(pointer).map { String(cString: $0) } ?? "" }
+
+    /// The header fields a match rule looks at, or `nil` for a message without a path,
+    /// interface or member. libdbus has validated them when it read the message.
+    var signalHeader: DBusSignalHeader? {
+        guard let path, let interface, let member else { return nil }
+        return DBusSignalHeader(
+            sender: BusName(unchecked: sender ?? ""), destination: destination.map(BusName.init(unchecked:)),
+            path: ObjectPath(unchecked: path), interface: InterfaceName(unchecked: interface),
+            member: MemberName(unchecked: member), serial: serial)
+    }
+
+    /// The first argument when it is a string or object path (what a rule's `arg0` matches),
+    /// read without decoding the others.
+    var firstStringArgument: String? {
+        var iter = DBusMessageIter()
+        guard dbus_message_iter_init(pointer, &iter) != 0 else { return nil }
+        let type = dbus_message_iter_get_arg_type(&iter)
+        guard type == NOTIFYBUS_DBUS_TYPE_STRING || type == NOTIFYBUS_DBUS_TYPE_OBJECT_PATH
+            || type == NOTIFYBUS_DBUS_TYPE_SIGNATURE
+        else { return nil }
+        return Self.text(&iter)
+    }
 
     /// Whether this is the signal `interface.member` on `path`.
     func isSignal(path: String, interface: String, member: String) -> Bool {

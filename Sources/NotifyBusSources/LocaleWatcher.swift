@@ -8,9 +8,9 @@ import Glibc
 
 /// The loop-side part of `LocaleSource`.
 final class LocaleWatcher: ConfiguredWatcher {
-    static let service = "org.freedesktop.locale1"
-    static let path = "/org/freedesktop/locale1"
-    static let interface = "org.freedesktop.locale1"
+    static let service: BusName = "org.freedesktop.locale1"
+    static let path: ObjectPath = "/org/freedesktop/locale1"
+    static let interface: InterfaceName = "org.freedesktop.locale1"
 
     private let bus: NotificationBus
     private let configuration: LocaleSource.Configuration
@@ -18,11 +18,13 @@ final class LocaleWatcher: ConfiguredWatcher {
     private let report: (SourceStatus) -> Void
     private let problem: SourceProblems
     private let connection: DBusConnection
+    /// localed's owner and `Locale` (read with `GetAll`, kept by `PropertiesChanged`).
+    private let localed: DBusProxy
     private var files: FileChangeWatcher?
-    private var owner: String??
     private var stopped = false
-    /// Bumped at every read, so only the latest read's answer is applied.
-    private var readNumber = 0
+    /// Whether the files changed since the last answer of localed: a failing read then falls
+    /// back to them.
+    private var filesChangedSinceRead = false
     /// Whether a locale was published (from localed or the files).
     private var known = false
 
@@ -36,6 +38,7 @@ final class LocaleWatcher: ConfiguredWatcher {
         self.report = report
         self.problem = problem
         connection = DBusConnection(address: configuration.address, context: context, configuration: configuration.connection)
+        localed = DBusProxy(connection: connection, destination: Self.service, path: Self.path, interface: Self.interface)
     }
 
     func start(in context: LoopContext) {
@@ -44,9 +47,9 @@ final class LocaleWatcher: ConfiguredWatcher {
             guard let self else { return }
             switch state {
             case .connected:
-                self.read(then: {})
+                // Activates localed when it is not running; its arrival reads again.
+                self.localed.reloadProperties()
             case .disconnected(let error):
-                self.owner = nil
                 // localed cannot be reached: the files are what is known (before the status).
                 if !self.known { self.readFiles() }
                 self.report(.unavailable(reason: "\(self.configuration.address) unreachable: \(error)"))
@@ -54,20 +57,7 @@ final class LocaleWatcher: ConfiguredWatcher {
                 break
             }
         }
-        connection.subscribePropertiesChanged(sender: Self.service, path: Self.path, interface: Self.interface) {
-            [weak self] result in
-            switch result {
-            case .success(let change): self?.changed(change)
-            case .failure(let error): self?.problem("unexpected signal: \(error)")
-            }
-        }
-        connection.watchNameOwner(Self.service) { [weak self] newOwner in
-            guard let self else { return }
-            let previous = self.owner
-            self.owner = .some(newOwner)
-            // A new process (restart, activation after an idle exit): read what it says.
-            if let newOwner, previous != nil, previous != .some(newOwner) { self.read(then: {}) }
-        }
+        localed.onPropertiesChange { [weak self] event in self?.propertiesEvent(event) }
         files = FileChangeWatcher(paths: configuration.files, context: context) { [weak self] in
             self?.filesChanged()
         }
@@ -79,6 +69,7 @@ final class LocaleWatcher: ConfiguredWatcher {
         stopped = true
         files?.stop()
         files = nil
+        localed.close()
         connection.close()
         done()
     }
@@ -89,7 +80,7 @@ final class LocaleWatcher: ConfiguredWatcher {
             return
         }
         if connection.isConnected {
-            read(then: done)
+            localed.reloadProperties(then: done)
         } else {
             if !known { readFiles() }
             done()
@@ -98,45 +89,54 @@ final class LocaleWatcher: ConfiguredWatcher {
 
     private func filesChanged() {
         guard !stopped else { return }
-        if connection.isConnected { read(orFiles: true, then: {}) } else { readFiles() }
-    }
-
-    /// Asks localed (activating it if need be). When it cannot answer, falls back to the files
-    /// if they changed (`orFiles`) or nothing is known yet; otherwise the last value stands:
-    /// localed exits when idle, and what it said last is what the files said, unless they were
-    /// edited since, which the file watch reports. (Where localed sees other files than this
-    /// process, as in a private mount namespace, re-reading ours would publish a wrong locale.)
-    private func read(orFiles: Bool = false, then done: @escaping () -> Void) {
-        readNumber += 1
-        let number = readNumber
-        connection.getProperty(destination: Self.service, path: Self.path, interface: Self.interface, name: "Locale") {
-            [weak self] result in
-            defer { done() }
-            guard let self, !self.stopped, number == self.readNumber else { return }
-            switch result {
-            case .success(let value):
-                self.apply(value)
-                self.report(.running)
-            case .failure(let error):
-                if error.name == DBusError.Name.disconnected { return }
-                guard orFiles || !self.known else { return }
-                self.problem("reading Locale from \(Self.service) failed: \(error); reading the files")
-                if self.readFiles() {
-                    self.report(.running)
-                } else {
-                    self.report(.unavailable(reason: "\(Self.service) cannot be reached (\(error)) and no locale file is readable"))
-                }
-            }
+        if connection.isConnected {
+            filesChangedSinceRead = true
+            localed.reloadProperties()
+        } else {
+            readFiles()
         }
     }
 
-    private func changed(_ change: DBusPropertiesChange) {
-        guard !stopped, change.interface == Self.interface else { return }
-        if let value = change.changed["Locale"] {
-            readNumber += 1  // newer than any read in flight
+    /// What localed says. When it cannot answer, falls back to the files if they changed since
+    /// its last answer or nothing is known yet; otherwise the last value stands: localed exits
+    /// when idle, and what it said last is what the files said, unless they were edited since,
+    /// which the file watch reports. (Where localed sees other files than this process, as in a
+    /// private mount namespace, re-reading ours would publish a wrong locale.) A new owner
+    /// (restart, activation after an idle exit) is read by the proxy.
+    private func propertiesEvent(_ event: DBusProxy.PropertiesEvent) {
+        guard !stopped else { return }
+        switch event {
+        case .loaded(let properties):
+            let orFiles = filesChangedSinceRead
+            filesChangedSinceRead = false
+            guard let value = properties["Locale"] else {
+                readFailed(.init(name: DBusError.Name.unknownProperty, message: "GetAll returned no Locale"), orFiles: orFiles)
+                return
+            }
             apply(value)
-        } else if change.invalidated.contains("Locale") {
-            read(then: {})
+            report(.running)
+        case .loadFailed(let error):
+            let orFiles = filesChangedSinceRead
+            filesChangedSinceRead = false
+            readFailed(error, orFiles: orFiles)
+        case .changed(let change):
+            if let value = change.changed["Locale"] {
+                apply(value)
+            } else if change.invalidated.contains("Locale") {
+                localed.reloadProperties()
+            }
+        case .malformedSignal(let error):
+            problem("unexpected signal: \(error)")
+        }
+    }
+
+    private func readFailed(_ error: DBusError, orFiles: Bool) {
+        guard orFiles || !known else { return }
+        problem("reading Locale from \(Self.service) failed: \(error); reading the files")
+        if readFiles() {
+            report(.running)
+        } else {
+            report(.unavailable(reason: "\(Self.service) cannot be reached (\(error)) and no locale file is readable"))
         }
     }
 

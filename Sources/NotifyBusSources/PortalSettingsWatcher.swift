@@ -4,22 +4,19 @@ import NotifyBus
 
 /// The loop-side part of `PortalSettingsSource`.
 final class PortalSettingsWatcher: ConfiguredWatcher {
-    static let service = "org.freedesktop.portal.Desktop"
-    static let path = "/org/freedesktop/portal/desktop"
-    static let interface = "org.freedesktop.portal.Settings"
+    static let service: BusName = "org.freedesktop.portal.Desktop"
+    static let path: ObjectPath = "/org/freedesktop/portal/desktop"
+    static let interface: InterfaceName = "org.freedesktop.portal.Settings"
 
     private let bus: NotificationBus
     private let configuration: PortalSettingsSource.Configuration
     private let report: (SourceStatus) -> Void
     private let problem: SourceProblems
     private let connection: DBusConnection
+    /// The portal's owner, its `ReadAll` and its `SettingChanged` signals.
+    private let portal: DBusProxy
     /// The keys published from the current portal, to null the ones that disappear.
     private var published: Set<String> = []
-    private var owner: String?
-    /// Whether the bus has told us the owner (none included) since we connected: a first
-    /// "no owner" must be reported too, though it equals the `nil` we start with.
-    private var ownerKnown = false
-    private var epoch = 0
     private var stopped = false
 
     init(
@@ -31,6 +28,9 @@ final class PortalSettingsWatcher: ConfiguredWatcher {
         self.report = report
         self.problem = problem
         connection = DBusConnection(address: configuration.address, context: context, configuration: configuration.connection)
+        portal = DBusProxy(
+            connection: connection, destination: Self.service, path: Self.path, interface: Self.interface,
+            cachesProperties: false)
     }
 
     func start(in context: LoopContext) {
@@ -42,23 +42,19 @@ final class PortalSettingsWatcher: ConfiguredWatcher {
                 // Activates the portal where it is activatable; its owner's arrival reads again.
                 self.readAll(then: {})
             case .disconnected(let error):
-                self.owner = nil
-                self.ownerKnown = false
-                self.epoch += 1
                 self.report(.unavailable(reason: "\(self.configuration.address) unreachable: \(error)"))
             default:
                 break
             }
         }
-        connection.subscribe(
-            DBusMatchRule(sender: Self.service, path: Self.path, interface: Self.interface, member: "SettingChanged")
-        ) { [weak self] signal in self?.settingChanged(signal) }
-        connection.watchNameOwner(Self.service) { [weak self] newOwner in self?.ownerChanged(newOwner) }
+        portal.onSignal("SettingChanged") { [weak self] signal in self?.settingChanged(signal) }
+        portal.onOwnerChange { [weak self] newOwner in self?.ownerChanged(newOwner) }
         connection.connect()
     }
 
     func stop(in context: LoopContext, then done: @escaping () -> Void) {
         stopped = true
+        portal.close()
         connection.close()
         done()
     }
@@ -71,27 +67,19 @@ final class PortalSettingsWatcher: ConfiguredWatcher {
         readAll(then: done)
     }
 
-    private func ownerChanged(_ newOwner: String?) {
-        guard !stopped, !ownerKnown || newOwner != owner else { return }
-        ownerKnown = true
-        let hadOwner = owner != nil
-        owner = newOwner
-        epoch += 1
+    private func ownerChanged(_ newOwner: BusName?) {
+        guard !stopped else { return }
         if newOwner == nil {
             report(.unavailable(reason: "the portal (\(Self.service)) is not running"))
-        } else if hadOwner || connection.isConnected {
+        } else {
             readAll(then: {})
         }
     }
 
     private func readAll(then done: @escaping () -> Void) {
-        let epoch = self.epoch
-        connection.call(
-            destination: Self.service, path: Self.path, interface: Self.interface, member: "ReadAll",
-            arguments: [.strings(configuration.namespaces)]
-        ) { [weak self] result in
+        portal.call("ReadAll", arguments: [.strings(configuration.namespaces)]) { [weak self] result in
             defer { done() }
-            guard let self, !self.stopped, self.epoch == epoch else { return }
+            guard let self, !self.stopped else { return }
             switch result {
             case .success(let values):
                 guard values.count == 1, case .dictionary("s", "a{sv}", let namespaces) = values[0] else {
@@ -101,7 +89,8 @@ final class PortalSettingsWatcher: ConfiguredWatcher {
                 self.applyAll(namespaces)
                 self.report(.running)
             case .failure(let error):
-                if error.name == DBusError.Name.disconnected { return }
+                // Gone, or answered by a former owner: the new one is read when it is known.
+                if error.name == DBusError.Name.disconnected || error.name == DBusError.Name.ownerChanged { return }
                 self.problem("ReadAll failed: \(error)")
                 self.report(.unavailable(reason: "the portal (\(Self.service)) cannot be read: \(error)"))
             }
@@ -131,7 +120,7 @@ final class PortalSettingsWatcher: ConfiguredWatcher {
         guard signal.arguments.count == 3, case .string(let namespace) = signal.arguments[0],
               case .string(let name) = signal.arguments[1], case .variant(let value) = signal.arguments[2]
         else {
-            problem("SettingChanged from \(signal.sender) has arguments '\(signal.signature)', expected 'ssv'; skipped", peer: signal.sender)
+            problem("SettingChanged from \(signal.sender) has arguments '\(signal.signature)', expected 'ssv'; skipped", peer: signal.sender.rawValue)
             return
         }
         guard PortalSettingsSource.selects(configuration.namespaces, namespace: namespace) else { return }

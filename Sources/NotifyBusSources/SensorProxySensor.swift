@@ -1,3 +1,5 @@
+import DBus
+
 /// One of iio-sensor-proxy's sensors, with the names of its D-Bus members.
 enum SensorProxySensor: CaseIterable, Hashable, Sendable {
     case accelerometer, light, proximity
@@ -11,12 +13,21 @@ enum SensorProxySensor: CaseIterable, Hashable, Sendable {
         }
     }
 
-    /// The suffix of its `Claim…` and `Release…` methods.
-    var method: String {
+    /// The method that claims it (`ClaimAccelerometer`, …).
+    var claimMember: MemberName {
         switch self {
-        case .accelerometer: "Accelerometer"
-        case .light: "Light"
-        case .proximity: "Proximity"
+        case .accelerometer: "ClaimAccelerometer"
+        case .light: "ClaimLight"
+        case .proximity: "ClaimProximity"
+        }
+    }
+
+    /// The method that releases it (`ReleaseAccelerometer`, …).
+    var releaseMember: MemberName {
+        switch self {
+        case .accelerometer: "ReleaseAccelerometer"
+        case .light: "ReleaseLight"
+        case .proximity: "ReleaseProximity"
         }
     }
 

@@ -222,7 +222,7 @@ struct SensorProxyStateMachine<Waiter> {
             sensors[sensor] = .settling(afterFailure: afterFailure)
             return [.startSettleTimer(sensor)]
         }
-        var actions: [Action] = [.reportProblem("Claim\(sensor.method) failed: \(error)")]
+        var actions: [Action] = [.reportProblem("\(sensor.claimMember) failed: \(error)")]
         if claiming != nil { sensors[sensor] = .unclaimable }
         updateStatus(into: &actions)
         return actions

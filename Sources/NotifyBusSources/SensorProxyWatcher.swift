@@ -5,9 +5,9 @@ import NotifyBus
 /// The loop-side part of `SensorProxySource`: carries out what its `SensorProxyStateMachine`
 /// decides (D-Bus calls, timers, publishing, status) and feeds the bus's answers back to it.
 final class SensorProxyWatcher: ConfiguredWatcher {
-    static let service = "net.hadess.SensorProxy"
-    static let path = "/net/hadess/SensorProxy"
-    static let interface = "net.hadess.SensorProxy"
+    static let service: BusName = "net.hadess.SensorProxy"
+    static let path: ObjectPath = "/net/hadess/SensorProxy"
+    static let interface: InterfaceName = "net.hadess.SensorProxy"
 
     private typealias StateMachine = SensorProxyStateMachine<() -> Void>
 
@@ -34,7 +34,7 @@ final class SensorProxyWatcher: ConfiguredWatcher {
         self.report = report
         self.problem = problem
         connection = DBusConnection(address: configuration.address, context: context, configuration: configuration.connection)
-        state = StateMachine(busDescription: "\(configuration.address)", service: Self.service, interface: Self.interface)
+        state = StateMachine(busDescription: "\(configuration.address)", service: Self.service.rawValue, interface: Self.interface.rawValue)
     }
 
     func start(in context: LoopContext) {
@@ -43,21 +43,21 @@ final class SensorProxyWatcher: ConfiguredWatcher {
             guard let self, case .disconnected(let error) = connectionState else { return }
             self.perform(self.state.disconnected(error))
         }
-        connection.subscribePropertiesChanged(sender: Self.service, path: Self.path, interface: Self.interface) {
+        connection.propertiesChanges(sender: Self.service, path: Self.path, interface: Self.interface) {
             [weak self] result in
             guard let self else { return }
             switch result {
             case .success(let change):
                 self.perform(
                     self.state.propertiesChanged(
-                        interface: change.interface, changed: change.changed, invalidated: change.invalidated,
-                        sender: change.signal.sender))
+                        interface: change.interface.rawValue, changed: change.changed, invalidated: change.invalidated,
+                        sender: change.signal.sender.rawValue))
             case .failure(let error): self.problem("unexpected signal: \(error)")
             }
         }
-        connection.watchNameOwner(Self.service) { [weak self] owner in
+        connection.nameOwners(of: Self.service) { [weak self] owner in
             guard let self else { return }
-            self.perform(self.state.ownerChanged(to: owner))
+            self.perform(self.state.ownerChanged(to: owner?.rawValue))
         }
         connection.connect()
     }
@@ -85,8 +85,8 @@ final class SensorProxyWatcher: ConfiguredWatcher {
             done()
         case .syncWithBus:
             connection.call(
-                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                member: "GetNameOwner", arguments: [.string(Self.service)], timeout: .seconds(2)
+                destination: .bus, path: .bus, interface: .bus,
+                member: "GetNameOwner", arguments: [.string(Self.service.rawValue)], timeout: .seconds(2)
             ) { [weak self] _ in
                 guard let self else { return done() }
                 self.continueReread(self.state.busSynced(), then: done)
@@ -117,7 +117,7 @@ final class SensorProxyWatcher: ConfiguredWatcher {
             readProperties(epoch: epoch, then: {})
         case .claim(let sensor, let epoch):
             connection.call(
-                destination: Self.service, path: Self.path, interface: Self.interface, member: "Claim" + sensor.method
+                destination: Self.service, path: Self.path, interface: Self.interface, member: sensor.claimMember
             ) { [weak self] result in
                 guard let self else { return }
                 let error: DBusError?
@@ -158,7 +158,7 @@ final class SensorProxyWatcher: ConfiguredWatcher {
             for sensor in sensors {
                 connection.call(
                     destination: Self.service, path: Self.path, interface: Self.interface,
-                    member: "Release" + sensor.method, timeout: .seconds(1)
+                    member: sensor.releaseMember, timeout: .seconds(1)
                 ) { _ in countdown.signal() }
             }
         }

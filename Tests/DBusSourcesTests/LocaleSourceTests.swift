@@ -68,7 +68,7 @@ struct LocaleSourceTests {
 
     func setLocale(_ entries: [String]) async throws {
         _ = try await client.call(
-            destination: service, path: path, interface: service, member: "SetLocale",
+            destination: BusName(validating: service), path: ObjectPath(validating: path), interface: InterfaceName(validating: service), member: "SetLocale",
             arguments: [.strings(entries), .boolean(false)])
     }
 

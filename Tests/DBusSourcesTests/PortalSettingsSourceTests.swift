@@ -82,12 +82,12 @@ struct PortalSettingsSourceTests {
         #expect(await running.waitFor(key(appearance, "color-scheme"), 0))
         #expect(running.bus.value(forKey: key(appearance, "accent-color")) == nil)
         // Version 1: Read double-wraps, ReadOne does not exist; the mapping unwraps both.
-        let read = try await client.call(destination: service, path: path, interface: interface, member: "Read",
+        let read = try await client.call(destination: BusName(validating: service), path: ObjectPath(validating: path), interface: InterfaceName(validating: interface), member: "Read",
                                          arguments: [.string(appearance), .string("color-scheme")])
         #expect(read == [.variant(.variant(.uint32(0)))])
         #expect(PortalSettingsSource.json(from: read[0]) == 0)
         do {
-            _ = try await client.call(destination: service, path: path, interface: interface, member: "ReadOne",
+            _ = try await client.call(destination: BusName(validating: service), path: ObjectPath(validating: path), interface: InterfaceName(validating: interface), member: "ReadOne",
                                       arguments: [.string(appearance), .string("color-scheme")])
             Issue.record("ReadOne should not exist in version 1")
         } catch {

@@ -214,7 +214,7 @@ struct SensorProxySourceTests {
         #expect(await running.waitFor("orientation", "landscape-right"))
         // The same signal from someone who is not the service's owner is ignored.
         try await client.emitSignal(
-            path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+            path: ObjectPath(validating: path), interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
             arguments: [.string(service), .vardict([("AccelerometerOrientation", .string("left-up"))]), .strings([])])
         try await set("ProximityNear", .boolean(true))
         #expect(await running.waitFor("proximity", true))

@@ -66,7 +66,8 @@ func mockCall(
     _ client: DBusClient, _ service: String, _ path: String, _ member: String, _ arguments: [DBusValue]
 ) async throws -> [DBusValue] {
     try await client.call(
-        destination: service, path: path, interface: "org.freedesktop.DBus.Mock", member: member, arguments: arguments)
+        destination: BusName(validating: service), path: ObjectPath(validating: path), interface: "org.freedesktop.DBus.Mock",
+        member: MemberName(validating: member), arguments: arguments)
 }
 
 /// `PropertiesChanged(interface, changed, [])` as the `av` that dbusmock's `EmitSignal` takes.

@@ -7,23 +7,24 @@ import Testing
 import Glibc
 #endif
 
-private let testName = "org.notifybus.Test"
-private let testPath = "/org/notifybus/Test"
-private let mockInterface = "org.freedesktop.DBus.Mock"
+private let testName: BusName = "org.notifybus.Test"
+private let testInterface: InterfaceName = "org.notifybus.Test"
+private let testPath: ObjectPath = "/org/notifybus/Test"
+private let mockInterface: InterfaceName = "org.freedesktop.DBus.Mock"
 
 /// A plain python-dbusmock object (`python3 -m dbusmock NAME PATH INTERFACE`) we add methods to.
 private func plainMock(on bus: PrivateBus) async throws -> Spawned {
     let process = try Spawned(
-        "/usr/bin/python3", ["-m", "dbusmock", "--system", testName, testPath, testName],
+        "/usr/bin/python3", ["-m", "dbusmock", "--system", testName.rawValue, testPath.rawValue, testName.rawValue],
         environment: bus.environment(extra: ["PYTHONDONTWRITEBYTECODE": "1"]), log: "\(bus.directory)/plain-mock.log")
-    try await bus.waitForOwner(of: testName)
+    try await bus.waitForOwner(of: testName.rawValue)
     return process
 }
 
 private func addMethod(_ client: DBusClient, _ name: String, _ inSignature: String, _ outSignature: String, _ code: String) async throws {
     _ = try await client.call(
         destination: testName, path: testPath, interface: mockInterface, member: "AddMethod",
-        arguments: [.string(testName), .string(name), .string(inSignature), .string(outSignature), .string(code)])
+        arguments: [.string(testName.rawValue), .string(name), .string(inSignature), .string(outSignature), .string(code)])
 }
 
 @Suite("D-Bus client on a private bus")
@@ -34,7 +35,7 @@ struct DBusClientTests {
         let sender = try DBusClient(address: bus.dbusAddress)
         let receiverName = try await receiver.waitUntilConnected()
         let senderName = try await sender.waitUntilConnected()
-        #expect(receiverName.hasPrefix(":") && senderName != receiverName)
+        #expect(receiverName.isUnique && senderName != receiverName)
 
         let rule = DBusMatchRule(interface: "org.notifybus.Values", member: "Everything")
         var signals = await receiver.signals(matching: rule).makeAsyncIterator()
@@ -63,16 +64,16 @@ struct DBusClientTests {
         let client = try DBusClient(address: bus.dbusAddress)
         try await client.waitUntilConnected()
         await #expect(throws: DBusError.self) {
-            _ = try await client.call(destination: "not a name", path: "/", interface: nil, member: "X")
+            _ = try await client.call(destination: BusName(validating: "not a name"), path: "/", interface: nil, member: "X")
         }
         await #expect(throws: DBusError.self) {
-            _ = try await client.call(destination: testName, path: "no-slash", interface: nil, member: "X")
+            _ = try await client.call(destination: testName, path: ObjectPath(validating: "no-slash"), interface: nil, member: "X")
         }
         await #expect(throws: DBusError.self) {
             try await client.emitSignal(path: "/", interface: "a.b", member: "C", arguments: [.array(elementSignature: "s", [.byte(1)])])
         }
         do {
-            _ = try await client.call(destination: testName, path: testPath, interface: testName, member: "Nothing")
+            _ = try await client.call(destination: testName, path: testPath, interface: testInterface, member: "Nothing")
             Issue.record("expected ServiceUnknown")
         } catch {
             #expect(error.name == DBusError.Name.serviceUnknown)
@@ -92,21 +93,21 @@ struct DBusClientTests {
         try await addMethod(client, "Slow", "", "", "import time; time.sleep(3)")
 
         let sum = try await client.call(
-            destination: testName, path: testPath, interface: testName, member: "Add", arguments: [.int32(2), .int32(40)])
+            destination: testName, path: testPath, interface: testInterface, member: "Add", arguments: [.int32(2), .int32(40)])
         #expect(sum == [.int32(42)])
         let greeting = try await client.call(
-            destination: testName, path: testPath, interface: testName, member: "Greet",
+            destination: testName, path: testPath, interface: testInterface, member: "Greet",
             arguments: [.string("you"), .vardict([("b", .int32(1)), ("a", .string("x"))])])
         #expect(greeting == [.structure([.string("hi you"), .strings(["a", "b"])])])
 
         do {
-            _ = try await client.call(destination: testName, path: testPath, interface: testName, member: "Fail")
+            _ = try await client.call(destination: testName, path: testPath, interface: testInterface, member: "Fail")
             Issue.record("expected an error")
         } catch {
             #expect(error == DBusError(name: "org.notifybus.Error.Broken", message: "it broke"))
         }
         do {
-            _ = try await client.call(destination: testName, path: testPath, interface: testName, member: "Missing")
+            _ = try await client.call(destination: testName, path: testPath, interface: testInterface, member: "Missing")
             Issue.record("expected an error")
         } catch {
             #expect(error.name == DBusError.Name.unknownMethod)
@@ -114,7 +115,7 @@ struct DBusClientTests {
         let start = ContinuousClock.now
         do {
             _ = try await client.call(
-                destination: testName, path: testPath, interface: testName, member: "Slow", timeout: .milliseconds(300))
+                destination: testName, path: testPath, interface: testInterface, member: "Slow", timeout: .milliseconds(300))
             Issue.record("expected a timeout")
         } catch {
             #expect(error.name == DBusError.Name.noReply)
@@ -132,27 +133,27 @@ struct DBusClientTests {
         try await client.waitUntilConnected()
         _ = try await client.call(
             destination: testName, path: testPath, interface: mockInterface, member: "AddProperties",
-            arguments: [.string(testName), .vardict([("Level", .double(0.5)), ("Name", .string("x")), ("Tags", .strings(["a"]))])])
+            arguments: [.string(testName.rawValue), .vardict([("Level", .double(0.5)), ("Name", .string("x")), ("Tags", .strings(["a"]))])])
 
-        #expect(try await client.property(destination: testName, path: testPath, interface: testName, name: "Level") == .double(0.5))
-        let all = try await client.allProperties(destination: testName, path: testPath, interface: testName)
+        #expect(try await client.property(destination: testName, path: testPath, interface: testInterface, name: "Level") == .double(0.5))
+        let all = try await client.allProperties(destination: testName, path: testPath, interface: testInterface)
         #expect(all == ["Level": .double(0.5), "Name": .string("x"), "Tags": .strings(["a"])])
         do {
-            _ = try await client.property(destination: testName, path: testPath, interface: testName, name: "Nope")
+            _ = try await client.property(destination: testName, path: testPath, interface: testInterface, name: "Nope")
             Issue.record("expected an error")
         } catch {
             #expect(error.name.hasSuffix("UnknownProperty"))
         }
 
-        var changes = await client.signals(matching: .propertiesChanged(sender: testName, path: testPath, interface: testName))
+        var changes = await client.signals(matching: .propertiesChanged(sender: testName, path: testPath, interface: testInterface))
             .makeAsyncIterator()
-        try await client.setProperty(destination: testName, path: testPath, interface: testName, name: "Name", value: .string("y"))
+        try await client.setProperty(destination: testName, path: testPath, interface: testInterface, name: "Name", value: .string("y"))
         let first = try DBusPropertiesChange(try #require(await changes.next()))
-        #expect(first.interface == testName)
+        #expect(first.interface == testInterface)
         #expect(first.changed == ["Name": .string("y")])
         _ = try await client.call(
             destination: testName, path: testPath, interface: mockInterface, member: "UpdateProperties",
-            arguments: [.string(testName), .vardict([("Level", .double(0.75))])])
+            arguments: [.string(testName.rawValue), .vardict([("Level", .double(0.75))])])
         let second = try DBusPropertiesChange(try #require(await changes.next()))
         #expect(second.changed == ["Level": .double(0.75)])
         #expect(second.invalidated == [])
@@ -169,7 +170,7 @@ struct DBusClientTests {
 
         let first = try await plainMock(on: bus)
         let firstOwner = try #require(await owners.next() ?? nil)
-        #expect(firstOwner.hasPrefix(":"))
+        #expect(firstOwner.isUnique)
         first.terminate()
         #expect(await owners.next() == .some(nil))
         let second = try await plainMock(on: bus)
@@ -214,7 +215,7 @@ struct DBusClientTests {
         try bus.start()
         #expect(await states.wait { $0.contains { if case .connected = $0 { true } else { false } } })
         let secondName = try await client.waitUntilConnected()
-        #expect(secondName.hasPrefix(":"))
+        #expect(secondName.isUnique)
         _ = firstName
 
         // The subscription was set up again on the new bus.
