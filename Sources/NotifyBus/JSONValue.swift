@@ -14,7 +14,8 @@ public enum JSONValue: Sendable {
     /// A number written with a fraction or exponent, within `Double`'s range. Never NaN or
     /// infinite when it came from JSON text.
     case number(Double)
-    /// A number kept as its text: an integer past 64 bits, or a number past `Double`'s range.
+    /// A number kept as its text: an integer past 64 bits, or a number past `Double`'s range
+    /// or nonzero below its smallest magnitude.
     case decimal(JSONDecimal)
     case string(String)
     case array([JSONValue])
