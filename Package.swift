@@ -34,8 +34,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        // Core.
-        .target(name: "NotifyBus"),
+        // Core. Its only dependency: OrderedDictionary, for JSON objects.
+        .target(name: "NotifyBus", dependencies: [.product(name: "OrderedCollections", package: "swift-collections")]),
 
         // Formats.
         .target(name: "NotifyBusLog", dependencies: ["NotifyBus"]),

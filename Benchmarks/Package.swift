@@ -10,6 +10,7 @@ let benchmarkTargets = [
     "Flush",
     "Memory",
     "FanOut",
+    "LargeObject",
 ]
 
 let package = Package(

@@ -149,7 +149,9 @@ struct JSONParser {
     mutating func parseNumber() throws(JSONParseError) -> JSONValue {
         let start = i
         var isInteger = true
+        var hasNonzeroDigit = false
         if bytes[i] == UInt8(ascii: "-") { i += 1 }
+        let mantissaStart = i
         guard i < bytes.count, isDigit(bytes[i]) else { throw fail("invalid number: expected a digit") }
         if bytes[i] == UInt8(ascii: "0") {
             i += 1
@@ -163,6 +165,10 @@ struct JSONParser {
             guard i < bytes.count, isDigit(bytes[i]) else { throw fail("invalid number: expected a digit after '.'") }
             while i < bytes.count && isDigit(bytes[i]) { i += 1 }
         }
+        for b in UnsafeBufferPointer(rebasing: bytes[mantissaStart..<i]) where b > UInt8(ascii: "0") && b <= UInt8(ascii: "9") {
+            hasNonzeroDigit = true
+            break
+        }
         if i < bytes.count && (bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E")) {
             isInteger = false
             i += 1
@@ -171,8 +177,15 @@ struct JSONParser {
             while i < bytes.count && isDigit(bytes[i]) { i += 1 }
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
-        if isInteger, let n = Int64(text) { return .integer(n) }
-        guard let d = Double(text), d.isFinite else { throw fail("number \(text) is out of range") }
+        if isInteger {
+            if let n = Int64(text) { return .integer(n) }
+            return .decimal(JSONDecimal(checked: text))
+        }
+        // Past Double's range (infinite), or nonzero below its smallest magnitude (zero):
+        // keep the text.
+        guard let d = Double(text), d.isFinite, d != 0 || !hasNonzeroDigit else {
+            return .decimal(JSONDecimal(checked: text))
+        }
         return .number(d)
     }
 

@@ -2,7 +2,8 @@ extension JSONValue {
     /// The value as compact JSON text (no spaces), members in their order.
     ///
     /// An `.integer` prints without a fraction (`1`); a `.number` prints in the
-    /// shortest form that reads back as the same `Double` (`1.0`, `0.25`, `1e+16`).
+    /// shortest form that reads back as the same `Double` (`1.0`, `0.25`, `1e+16`);
+    /// a `.decimal` prints its text as written (`99999999999999999999`, `1e400`).
     public var jsonText: String {
         var out = ""
         write(to: &out)
@@ -17,6 +18,7 @@ extension JSONValue {
         case .integer(let i): out += String(i)
         case .number(let d):
             if d.isFinite { out += d.description } else { out += "null" }
+        case .decimal(let n): out += n.text
         case .string(let s): JSONValue.writeString(s, to: &out)
         case .array(let a):
             out += "["

@@ -2,26 +2,43 @@
 ///
 /// Numbers keep the form they were written in: an integer stays an `.integer`
 /// (and prints as `1`), a number with a fraction or exponent is a `.number`
-/// (and prints as `1.5`). Equality is semantic, as in JSON: `1` equals `1.0`,
-/// and two objects are equal when they hold the same members in any order.
+/// (and prints as `1.5`), and a number that neither holds as written is a `.decimal`
+/// that keeps its text (`99999999999999999999`, `1e400`). Equality is semantic, as in
+/// JSON: numbers compare by exact value (`1` equals `1.0`), and two objects are equal
+/// when they hold the same members in any order.
 public enum JSONValue: Sendable {
     case null
     case bool(Bool)
     /// A number written without fraction or exponent that fits in 64 bits.
     case integer(Int64)
-    /// Any other number. Never NaN or infinite when it came from JSON text.
+    /// A number written with a fraction or exponent, within `Double`'s range. Never NaN or
+    /// infinite when it came from JSON text.
     case number(Double)
+    /// A number kept as its text: an integer past 64 bits, or a number past `Double`'s range
+    /// or nonzero below its smallest magnitude.
+    case decimal(JSONDecimal)
     case string(String)
     case array([JSONValue])
     case object(JSONObject)
 }
 
 extension JSONValue {
-    /// The number as a `Double`, for `.integer` and `.number`; `nil` otherwise.
+    /// An unsigned integer: an `.integer` when it fits in `Int64`, else a `.decimal` of its digits.
+    public init(_ value: UInt64) {
+        if let i = Int64(exactly: value) {
+            self = .integer(i)
+        } else {
+            self = .decimal(JSONDecimal(checked: String(value)))
+        }
+    }
+
+    /// The number as a `Double`, for `.integer`, `.number` and `.decimal` (the nearest one:
+    /// infinite past `Double`'s range); `nil` otherwise.
     public var doubleValue: Double? {
         switch self {
         case .integer(let i): return Double(i)
         case .number(let d): return d
+        case .decimal(let n): return n.doubleValue
         default: return nil
         }
     }
@@ -54,6 +71,11 @@ extension JSONValue: Equatable {
         case let (.number(a), .number(b)): return a == b
         case let (.integer(a), .number(b)), let (.number(b), .integer(a)):
             return Double(a) == b && Int64(exactly: b) == a
+        case let (.decimal(a), .decimal(b)): return a.text == b.text || a.exactValue == b.exactValue
+        case let (.decimal(a), .integer(b)), let (.integer(b), .decimal(a)): return a.exactValue == ExactDecimal(b)
+        case let (.decimal(a), .number(b)), let (.number(b), .decimal(a)):
+            // Only a number that rounds to `b` can equal it; then compare exactly.
+            return a.doubleValue == b && ExactDecimal(b) == a.exactValue
         case let (.string(a), .string(b)): return a == b
         case let (.array(a), .array(b)): return a == b
         case let (.object(a), .object(b)): return a == b
@@ -74,6 +96,16 @@ extension JSONValue: Hashable {
                 hasher.combine(2 as UInt8); hasher.combine(i)
             } else {
                 hasher.combine(3 as UInt8); hasher.combine(d)
+            }
+        case .decimal(let n):
+            // As the `.integer` or `.number` it equals, if there is one.
+            let exact = n.exactValue
+            if let i = exact.int64Value {
+                hasher.combine(2 as UInt8); hasher.combine(i)
+            } else if case let d = n.doubleValue, ExactDecimal(d) == exact {
+                JSONValue.number(d).hash(into: &hasher)
+            } else {
+                hasher.combine(7 as UInt8); hasher.combine(exact)
             }
         case .string(let s): hasher.combine(4 as UInt8); hasher.combine(s)
         case .array(let a): hasher.combine(5 as UInt8); hasher.combine(a)
@@ -100,59 +132,4 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
 extension JSONValue: CustomStringConvertible {
     /// The value as compact JSON text.
     public var description: String { jsonText }
-}
-
-/// A JSON object: members in the order they were first written, each name once.
-///
-/// Equality ignores order, as JSON does; printing keeps it.
-public struct JSONObject: Sendable, Hashable, RandomAccessCollection, ExpressibleByDictionaryLiteral {
-    public typealias Member = (key: String, value: JSONValue)
-    private var members: [Member] = []
-
-    public init() {}
-
-    /// Builds an object; a repeated name keeps its first position and its last value.
-    public init(_ members: some Sequence<(String, JSONValue)>) {
-        for (k, v) in members { self[k] = v }
-    }
-
-    public init(dictionaryLiteral elements: (String, JSONValue)...) { self.init(elements) }
-
-    public var startIndex: Int { members.startIndex }
-    public var endIndex: Int { members.endIndex }
-    public subscript(position: Int) -> Member { members[position] }
-
-    /// The member's value; setting `nil` removes it, setting a new name appends it.
-    public subscript(key: String) -> JSONValue? {
-        get { members.first(where: { $0.key == key })?.value }
-        set {
-            if let i = members.firstIndex(where: { $0.key == key }) {
-                if let newValue { members[i].value = newValue } else { members.remove(at: i) }
-            } else if let newValue {
-                members.append((key, newValue))
-            }
-        }
-    }
-
-    /// The member names in order.
-    public var keys: [String] { members.map(\.key) }
-
-    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
-        guard lhs.count == rhs.count else { return false }
-        for (k, v) in lhs.members where rhs[k] != v { return false }
-        return true
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        // Order-independent: combine the sum of each member's own hash.
-        var sum = 0
-        for (k, v) in members {
-            var h = Hasher()
-            h.combine(k)
-            h.combine(v)
-            sum &+= h.finalize()
-        }
-        hasher.combine(members.count)
-        hasher.combine(sum)
-    }
 }

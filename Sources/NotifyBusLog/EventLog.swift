@@ -246,7 +246,7 @@ public struct EventLogParser: Sendable {
         switch value {
         case .null: "null"
         case .bool: "a boolean (\(value.jsonText))"
-        case .integer, .number: "a number (\(value.jsonText))"
+        case .integer, .number, .decimal: "a number (\(value.jsonText))"
         case .string: "a string (\(value.jsonText))"
         case .array: "an array"
         case .object: "an object"

@@ -42,6 +42,28 @@ import Testing
         #expect(liveEvents.contains { if case .resumed = $0 { true } else { false } })
     }
 
+    /// Numbers past 64 bits and past a double's range are recorded with their digits and
+    /// replay with them.
+    @Test func aRecordingKeepsNumbersAsWritten() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rec-\(UUID()).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let bus = NotificationBus()
+        let recorder = BusRecorder(bus: bus, writer: try EventLogWriter(path: path))
+        let values = ["99999999999999999999", "-18446744073709551616", "1e400", "[1e-400,{\"n\":123456789012345678901234567890}]"]
+        for text in values { bus.publish("k", try JSONValue(parsing: text)) }
+        recorder.finish()
+        #expect(recorder.failure == nil)
+        let written = try String(contentsOfFile: path, encoding: .utf8)
+        for text in values { #expect(written.contains("\"value\":\(text)")) }
+        var replayed: [String] = []
+        try LogReplayer(log: try EventLog(parsing: written, file: path)).run { lines in
+            replayed += lines.compactMap { line in
+                if case .notification(let n) = line.event { n.value.jsonText } else { nil }
+            }
+        }
+        #expect(replayed == values)
+    }
+
     /// What must agree between live and replay (times are rounded to microseconds in a log).
     static func essence(_ event: SubscriptionEvent) -> String {
         switch event {

@@ -7,20 +7,42 @@ Runs COMMAND twice: for 2 s, then for 2 + SECONDS s, each time ended with SIGTER
 and reaped with wait4, whose resource usage counts every thread the process ever
 had. Wake-ups = voluntary context switches of the long run minus those of the short
 run (what SECONDS of idling cost, start-up and shut-down cancelling out), given per 10 s. RSS is read
-from /proc just before the long run ends. Prints one Markdown table row.
+from /proc just before the long run ends. Prints one Markdown table row; when the
+command cannot start or exits before it is ended, the row says so (with the end of
+its standard error) and the exit status is 1.
 """
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 STARTUP = 2.0
 
 
+class NotMeasured(Exception):
+    pass
+
+
 def run(command, seconds):
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with tempfile.TemporaryFile() as errors:
+        try:
+            process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
+        except OSError as error:
+            raise NotMeasured(f"cannot start `{command[0]}`: {error.strerror}")
+        result = run_started(process, seconds)
+        if result is None:
+            errors.seek(0)
+            tail = " ".join(errors.read().decode(errors="replace").split())[-160:]
+            raise NotMeasured(f"`{command[0]}` exited with status {process.returncode} before it was ended: {tail}")
+        return result
+
+
+def run_started(process, seconds):
     time.sleep(seconds)
+    if process.poll() is not None:
+        return None
     rss = threads = 0
     try:
         with open(f"/proc/{process.pid}/status") as f:
@@ -38,11 +60,16 @@ def run(command, seconds):
 
 def main():
     name, seconds, command = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
-    short, _, _ = run(command, STARTUP)
-    long, rss, threads = run(command, STARTUP + seconds)
+    try:
+        short, _, _ = run(command, STARTUP)
+        long, rss, threads = run(command, STARTUP + seconds)
+    except NotMeasured as problem:
+        print(f"| {name} | not measured: {str(problem).replace('|', '/')} | | |")
+        return 1
     per10 = max(0, long - short) * 10 / seconds
     print(f"| {name} | {per10:.1f} | {rss} | {threads} |")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -7,11 +7,17 @@ written from the contract's text in plain Python, and a random-log checker.
 generates N random valid logs, replays each with `PATH replay FILE --json`, and
 compares every subscriber's lines, in order, with this implementation. Exits 1
 with the first difference (and keeps the log) when they disagree.
+
+Numbers are exact, as in the contract: integers are Python ints (any size), and a
+number that a float does not hold (past its range, or nonzero below its smallest
+magnitude) is a Decimal; every number compares by exact value.
 """
 import argparse
+from decimal import Decimal
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -141,11 +147,30 @@ def replay(records):
     return out
 
 
+def parse_float(text):
+    """A JSON number with a fraction or exponent: a float, or a Decimal where a float
+    does not hold it (infinite, or zero while the text is not)."""
+    f = float(text)
+    if f in (float("inf"), float("-inf")) or (f == 0 and Decimal(text) != 0):
+        return Decimal(text)
+    return f
+
+
+def loads(text):
+    return json.loads(text, parse_float=parse_float)
+
+
+def dumps(obj):
+    """json.dumps, with Decimals written as JSON numbers."""
+    text = json.dumps(obj, default=lambda o: f"@@decimal:{o}@@")
+    return re.sub(r'"@@decimal:([^@]*)@@"', r"\1", text)
+
+
 def type_eq(a, b):
-    """JSON equality: numbers by value (bool is not a number), objects without order."""
+    """JSON equality: numbers by exact value (bool is not a number), objects without order."""
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+    if isinstance(a, (int, float, Decimal)) and isinstance(b, (int, float, Decimal)):
         return a == b
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(type_eq(x, y) for x, y in zip(a, b))
@@ -159,7 +184,10 @@ KEYS = ["orientation", "proximity", "light", "locale", "battery/BAT0/state", "ba
 PATTERNS = [["**"], ["battery/**"], ["battery/*/level"], ["orientation", "proximity"], ["*"],
             ["**/level", "light"], ["settings/**"], ["power/*/online", "battery/BAT0/*"], []]
 VALUES = [0, 1, 1.0, 0.5, 2.25, -3, "portrait", "landscape-left", "", True, False, None,
-          [1, "a"], {"level": 10, "unit": "lux"}, {"unit": "lux", "level": 10.0}, {"LANG": "de_DE.UTF-8"}]
+          [1, "a"], {"level": 10, "unit": "lux"}, {"unit": "lux", "level": 10.0}, {"LANG": "de_DE.UTF-8"},
+          99999999999999999999, -99999999999999999999, 10 ** 20, 1e20, 2 ** 64, 2.0 ** 64, -2 ** 63,
+          Decimal("1E+400"), Decimal("10E+399"), Decimal("-1E+400"), Decimal("1E-400"),
+          {"n": 123456789012345678901234567890, "m": Decimal("-2.5E-999")}]
 
 
 def random_log(rng):
@@ -226,13 +254,13 @@ def per_subscriber(lines):
 
 def check(binary, records, path):
     with open(path, "w") as f:
-        f.write(json.dumps({"format": "notifybus-log", "version": 1}) + "\n")
+        f.write(dumps({"format": "notifybus-log", "version": 1}) + "\n")
         for r in records:
-            f.write(json.dumps(r) + "\n")
+            f.write(dumps(r) + "\n")
     result = subprocess.run([binary, "replay", path, "--json"], capture_output=True, text=True)
     if result.returncode != 0:
         return f"exit status {result.returncode}: {result.stderr.strip()}"
-    got = [json.loads(line) for line in result.stdout.splitlines()]
+    got = [loads(line) for line in result.stdout.splitlines()]
     want = replay(records)
     got_by, want_by = per_subscriber(got), per_subscriber(want)
     for name in sorted(set(got_by) | set(want_by)):
@@ -241,7 +269,7 @@ def check(binary, records, path):
             a = g[i] if i < len(g) else None
             b = w[i] if i < len(w) else None
             if a is None or b is None or not type_eq(a, b):
-                return f"subscriber {name}, line {i + 1}: got {json.dumps(a)}, expected {json.dumps(b)}"
+                return f"subscriber {name}, line {i + 1}: got {dumps(a)}, expected {dumps(b)}"
     return None
 
 
