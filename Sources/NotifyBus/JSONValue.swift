@@ -4,15 +4,23 @@
 /// (and prints as `1`), a number with a fraction or exponent is a `.number`
 /// (and prints as `1.5`). Equality is semantic, as in JSON: `1` equals `1.0`,
 /// and two objects are equal when they hold the same members in any order.
+///
+/// Literals make values: `"charging"`, `0.42`, `true`, `nil` (JSON `null`),
+/// `["level": 10, "unit": "lux"]`.
 public enum JSONValue: Sendable {
+    /// JSON `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
     /// A number written without fraction or exponent that fits in 64 bits.
     case integer(Int64)
     /// Any other number. Never NaN or infinite when it came from JSON text.
     case number(Double)
+    /// A string.
     case string(String)
+    /// An array of values, in order.
     case array([JSONValue])
+    /// An object: named members, in the order they were written.
     case object(JSONObject)
 }
 
@@ -46,6 +54,7 @@ extension JSONValue {
 }
 
 extension JSONValue: Equatable {
+    /// Whether two values are equal as JSON: `1` equals `1.0`, objects compare without order.
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
@@ -63,6 +72,7 @@ extension JSONValue: Equatable {
 }
 
 extension JSONValue: Hashable {
+    /// Hashes the value consistently with `==`: `1` and `1.0` hash alike, objects without order.
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0 as UInt8)
@@ -86,12 +96,19 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
     ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
     ExpressibleByDictionaryLiteral
 {
+    /// `nil` as a value: JSON `null` (``null``).
     public init(nilLiteral: ()) { self = .null }
+    /// `true` or `false` as a value (``bool(_:)``).
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// An integer literal as a value (``integer(_:)``).
     public init(integerLiteral value: Int64) { self = .integer(value) }
+    /// A floating-point literal as a value (``number(_:)``).
     public init(floatLiteral value: Double) { self = .number(value) }
+    /// A string literal as a value (``string(_:)``).
     public init(stringLiteral value: String) { self = .string(value) }
+    /// An array literal as a value (``array(_:)``).
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    /// A dictionary literal as a value (``object(_:)``), members in the order written.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(JSONObject(elements))
     }
@@ -106,9 +123,11 @@ extension JSONValue: CustomStringConvertible {
 ///
 /// Equality ignores order, as JSON does; printing keeps it.
 public struct JSONObject: Sendable, Hashable, RandomAccessCollection, ExpressibleByDictionaryLiteral {
+    /// One member: its name and its value.
     public typealias Member = (key: String, value: JSONValue)
     private var members: [Member] = []
 
+    /// An empty object.
     public init() {}
 
     /// Builds an object; a repeated name keeps its first position and its last value.
@@ -116,10 +135,14 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
         for (k, v) in members { self[k] = v }
     }
 
+    /// Builds an object from a dictionary literal, as ``init(_:)`` does.
     public init(dictionaryLiteral elements: (String, JSONValue)...) { self.init(elements) }
 
+    /// The position of the first member.
     public var startIndex: Int { members.startIndex }
+    /// The position after the last member.
     public var endIndex: Int { members.endIndex }
+    /// The member at `position`, in the order the members were written.
     public subscript(position: Int) -> Member { members[position] }
 
     /// The member's value; setting `nil` removes it, setting a new name appends it.
@@ -137,12 +160,14 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
     /// The member names in order.
     public var keys: [String] { members.map(\.key) }
 
+    /// Whether two objects hold the same members, in any order.
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         guard lhs.count == rhs.count else { return false }
         for (k, v) in lhs.members where rhs[k] != v { return false }
         return true
     }
 
+    /// Hashes the members without regard to their order, consistently with `==`.
     public func hash(into hasher: inout Hasher) {
         // Order-independent: combine the sum of each member's own hash.
         var sum = 0
