@@ -1,4 +1,10 @@
 /// One notification delivered to a subscriber: a key, its value, and what it stands for.
+///
+/// A live notification stands for one event (``coalesced`` 1). A notification
+/// flushed on resume stands for every event its key had while the subscriber was
+/// suspended: it carries the latest value and their count. A current value
+/// (``Kind/initial`` or ``Kind/resync``) stands for no event (``coalesced`` 0).
+/// See <doc:DeliverySemantics>.
 public struct BusNotification: Sendable, Hashable {
     /// How the notification came about.
     public enum Kind: Sendable, Hashable {
@@ -8,7 +14,7 @@ public struct BusNotification: Sendable, Hashable {
         case flushed
         /// An active subscriber fell behind its high-water mark and its backlog was collapsed per key.
         case collapsed
-        /// The current value, given on subscribing with `InitialDelivery.current` (`coalesced` 0).
+        /// The current value, given on subscribing with ``InitialDelivery/current`` (`coalesced` 0).
         case initial
         /// The current value, given after a `resync` because the subscriber lost track (`coalesced` 0).
         case resync
@@ -31,6 +37,8 @@ public struct BusNotification: Sendable, Hashable {
     /// How it came about.
     public let kind: Kind
 
+    /// Creates a notification from its fields, for tests and tools that build the
+    /// notifications they expect; a bus makes its own.
     public init(
         key: String, value: JSONValue, previous: JSONValue?, coalesced: Int,
         firstEventTime: Duration, lastEventTime: Duration, time: Duration, kind: Kind

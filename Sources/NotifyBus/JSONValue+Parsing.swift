@@ -5,6 +5,7 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The 1-based column (in bytes) where the problem was found.
     public var column: Int
 
+    /// The message and the column, for example `unexpected end of text in an object at column 12`.
     public var description: String { "\(message) at column \(column)" }
 }
 

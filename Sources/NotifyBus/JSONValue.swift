@@ -6,8 +6,13 @@
 /// that keeps its text (`99999999999999999999`, `1e400`). Equality is semantic, as in
 /// JSON: numbers compare by exact value (`1` equals `1.0`), and two objects are equal
 /// when they hold the same members in any order.
+///
+/// Literals make values: `"charging"`, `0.42`, `true`, `nil` (JSON `null`),
+/// `["level": 10, "unit": "lux"]`.
 public enum JSONValue: Sendable {
+    /// JSON `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
     /// A number written without fraction or exponent that fits in 64 bits.
     case integer(Int64)
@@ -17,8 +22,11 @@ public enum JSONValue: Sendable {
     /// A number kept as its text: an integer past 64 bits, or a number past `Double`'s range
     /// or nonzero below its smallest magnitude.
     case decimal(JSONDecimal)
+    /// A string.
     case string(String)
+    /// An array of values, in order.
     case array([JSONValue])
+    /// An object: named members, in the order they were written.
     case object(JSONObject)
 }
 
@@ -63,6 +71,7 @@ extension JSONValue {
 }
 
 extension JSONValue: Equatable {
+    /// Whether two values are equal as JSON: `1` equals `1.0`, objects compare without order.
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
@@ -85,6 +94,7 @@ extension JSONValue: Equatable {
 }
 
 extension JSONValue: Hashable {
+    /// Hashes the value consistently with `==`: `1` and `1.0` hash alike, objects without order.
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0 as UInt8)
@@ -118,12 +128,19 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
     ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
     ExpressibleByDictionaryLiteral
 {
+    /// `nil` as a value: JSON `null` (``null``).
     public init(nilLiteral: ()) { self = .null }
+    /// `true` or `false` as a value (``bool(_:)``).
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// An integer literal as a value (``integer(_:)``).
     public init(integerLiteral value: Int64) { self = .integer(value) }
+    /// A floating-point literal as a value (``number(_:)``).
     public init(floatLiteral value: Double) { self = .number(value) }
+    /// A string literal as a value (``string(_:)``).
     public init(stringLiteral value: String) { self = .string(value) }
+    /// An array literal as a value (``array(_:)``).
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    /// A dictionary literal as a value (``object(_:)``), members in the order written.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(JSONObject(elements))
     }

@@ -30,11 +30,15 @@ public struct KeyPattern: Sendable, Hashable, CustomStringConvertible, Expressib
         }
     }
 
+    /// Reads a pattern written as a string literal, as ``init(_:)`` does.
     public init(stringLiteral value: String) { self.init(value) }
 
+    /// The pattern as written (``text``).
     public var description: String { text }
 
+    /// Whether two patterns are written the same way.
     public static func == (lhs: KeyPattern, rhs: KeyPattern) -> Bool { lhs.text == rhs.text }
+    /// Hashes the pattern as written.
     public func hash(into hasher: inout Hasher) { hasher.combine(text) }
 
     /// Whether `key` matches this pattern.

@@ -9,6 +9,9 @@ import Synchronization
 /// atomic against concurrent publishers: each event lands either in the
 /// flush or after it, never lost and never twice.
 ///
+/// <doc:GettingStarted> builds an app around it; <doc:DeliverySemantics> says
+/// exactly what each subscriber receives.
+///
 /// ```swift
 /// let bus = NotificationBus()
 /// let subscription = bus.subscribe(["battery/**"])
@@ -18,7 +21,7 @@ import Synchronization
 /// subscription.resume()   // one notification: "full", coalesced 2
 /// ```
 public final class NotificationBus: Sendable {
-    /// The default number of entries a suspended subscriber may hold (see `subscribe`).
+    /// The default number of entries a suspended subscriber may hold (the `limit` of `subscribe`).
     public static let defaultLimit = 1024
     /// The default backlog length past which an active subscriber's pending events collapse per key.
     public static let defaultHighWaterMark = 1024
@@ -44,6 +47,8 @@ public final class NotificationBus: Sendable {
     }
 
     /// Publishes through a handle, skipping the key lookup.
+    ///
+    /// A handle made by another bus publishes by its key, as ``publish(_:_:at:)-(String,_,_)`` does.
     public func publish(_ handle: KeyHandle, _ value: JSONValue, at time: Duration? = nil) {
         guard handle.bus == ObjectIdentifier(self) else {
             publish(handle.key, value, at: time)
@@ -94,12 +99,15 @@ public final class NotificationBus: Sendable {
 
     /// Subscribes to the keys matching any of `patterns`; iterate the result to receive events.
     ///
+    /// Keep the returned ``Subscription``: dropping its last reference cancels it.
+    ///
     /// - Parameters:
     ///   - patterns: which keys; the default matches all.
     ///   - policy: what a suspended subscriber receives on resume.
-    ///   - limit: the most entries it holds while suspended (distinct keys; events under `.all`).
-    ///     One more discards them, and on resume it gets `resync` and every current value.
-    ///   - initial: `.current` delivers the current value of every matching key first.
+    ///   - limit: the most entries it holds while suspended (distinct keys; events under ``DeliveryPolicy/all``).
+    ///     One more discards them, and on resume it gets ``SubscriptionEvent/resync(time:reason:)`` and
+    ///     every current value.
+    ///   - initial: ``InitialDelivery/current`` delivers the current value of every matching key first.
     ///   - highWaterMark: the backlog length past which an active subscriber that does not keep
     ///     up has its pending events collapsed per key (bounded by `limit`, like a suspension).
     ///   - name: a name for logs and journals (`BusRecorder` records only named subscriptions).
@@ -121,6 +129,16 @@ public final class NotificationBus: Sendable {
     /// `handler` runs in event order, one call at a time, on the thread whose
     /// publish (or suspend, resume, subscribe) produced the event; keep it short.
     /// Keep the returned subscription: dropping it cancels the subscription.
+    ///
+    /// - Parameters:
+    ///   - patterns: which keys; the default matches all.
+    ///   - policy: what a suspended subscriber receives on resume.
+    ///   - limit: the most entries it holds while suspended, as for the sequence form.
+    ///   - initial: ``InitialDelivery/current`` delivers the current value of every matching key first.
+    ///   - highWaterMark: the backlog length past which its pending events are collapsed per key.
+    ///   - name: a name for logs and journals.
+    ///   - time: the subscribe time, for `initial` values; the clock's time when `nil`.
+    ///   - handler: called with each event.
     public func subscribe(
         _ patterns: [KeyPattern] = [.all],
         policy: DeliveryPolicy = .latest,
@@ -187,7 +205,9 @@ public final class NotificationBus: Sendable {
     }
 }
 
-/// A key looked up once, to publish it without a lookup (`NotificationBus.publish(_:_:at:)`).
+/// A key looked up once, to publish it without a lookup.
+///
+/// Made by ``NotificationBus/handle(for:)``; publish with ``NotificationBus/publish(_:_:at:)-(KeyHandle,_,_)``.
 public struct KeyHandle: Sendable, Hashable {
     /// The key.
     public let key: String

@@ -1,15 +1,25 @@
 /// One subscriber: an `AsyncSequence` of its events, and the handle to suspend,
 /// resume and cancel it.
 ///
-/// While suspended, the events for its keys are held per its `policy`; resuming
-/// delivers a `resumed` mark and the flush. Cancelling it (or the task that
+/// A subscription is made by ``NotificationBus/subscribe(_:policy:limit:initial:highWaterMark:name:at:)``.
+/// While suspended, the events for its keys are held per its ``policy``; resuming
+/// delivers a ``SubscriptionEvent/resumed(time:flushed:)`` mark and the flush. Cancelling it (or the task that
 /// iterates it, or dropping the last reference) ends the sequence and frees
 /// everything it held at once.
 ///
-/// A subscription has one consumer: iterate it from one task, or use `poll()`,
+/// A subscription has one consumer: iterate it from one task, or use ``poll()``,
 /// or give `subscribe` a handler; not several of these at once.
+///
+/// ```swift
+/// let subscription = bus.subscribe(["battery/**"])
+/// for await event in subscription {
+///     if case .notification(let n) = event { print(n.key, n.value, n.coalesced) }
+/// }
+/// ```
 public final class Subscription: AsyncSequence, Sendable {
+    /// A subscription yields notifications and the lifecycle marks between them.
     public typealias Element = SubscriptionEvent
+    /// Iterating a subscription never throws; it ends when the subscription is cancelled.
     public typealias Failure = Never
 
     let bus: NotificationBus
@@ -40,16 +50,25 @@ public final class Subscription: AsyncSequence, Sendable {
 
     deinit { cancel() }
 
-    /// Suspends it: from now on its events are held (or, under `.drop`, discarded).
+    /// Suspends it: from now on its events are held (or, under ``DeliveryPolicy/drop``, discarded).
+    ///
+    /// Its consumer receives a ``SubscriptionEvent/suspended(time:)`` mark.
     /// Suspending a suspended subscription does nothing.
+    ///
+    /// - Parameter time: the suspension's time; the bus clock's time when `nil`.
     public func suspend(at time: Duration? = nil) {
         let time = time ?? bus.clock.now()
         let wakes = bus.withState { $0.suspend(id: id, time: time) }
         if !wakes.isEmpty { bus.perform(wakes) }
     }
 
-    /// Resumes it: one `resumed` mark, then the held events per its policy, before any later event.
+    /// Resumes it: one ``SubscriptionEvent/resumed(time:flushed:)`` mark, then the held events per
+    /// its policy, before any later event.
+    ///
+    /// The flushed notifications come in the order of each key's latest event, all at `time`.
     /// Resuming an active subscription does nothing.
+    ///
+    /// - Parameter time: the resume's time; the bus clock's time when `nil`.
     public func resume(at time: Duration? = nil) {
         let time = time ?? bus.clock.now()
         let wakes = bus.withState { $0.resume(id: id, time: time) }
@@ -57,6 +76,8 @@ public final class Subscription: AsyncSequence, Sendable {
     }
 
     /// Ends it: the sequence finishes and what it held is freed.
+    ///
+    /// - Parameter time: the time recorded in the bus's journals; the bus clock's time when `nil`.
     public func cancel(at time: Duration? = nil) {
         let time = time ?? bus.clock.now()
         let wakes = bus.withState { $0.remove(id: id, time: time) }
@@ -104,6 +125,7 @@ public final class Subscription: AsyncSequence, Sendable {
         }
     }
 
+    /// An iterator over its events; make one per subscription.
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(subscription: self) }
 
     /// Iterates a subscription's events.
@@ -112,6 +134,9 @@ public final class Subscription: AsyncSequence, Sendable {
         var buffer: [SubscriptionEvent] = []
         var index = 0
 
+        /// Waits for the next event; `nil` once the subscription is cancelled.
+        ///
+        /// Cancelling the task that waits cancels the subscription.
         public mutating func next() async -> SubscriptionEvent? {
             while index >= buffer.count {
                 guard let items = await subscription.nextItems() else { return nil }
@@ -128,14 +153,19 @@ public final class Subscription: AsyncSequence, Sendable {
 
     /// The notifications of a subscription, as an `AsyncSequence`.
     public struct Notifications: AsyncSequence, Sendable {
+        /// Only notifications; the ``SubscriptionEvent`` marks are skipped.
         public typealias Element = BusNotification
+        /// Iterating never throws; it ends when the subscription is cancelled.
         public typealias Failure = Never
         let subscription: Subscription
 
+        /// An iterator over the notifications; it consumes the subscription's events.
         public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: subscription.makeAsyncIterator()) }
 
+        /// Iterates the notifications of a subscription.
         public struct AsyncIterator: AsyncIteratorProtocol {
             var base: Subscription.AsyncIterator
+            /// Waits for the next notification; `nil` once the subscription is cancelled.
             public mutating func next() async -> BusNotification? {
                 while let event = await base.next() {
                     if case .notification(let n) = event { return n }

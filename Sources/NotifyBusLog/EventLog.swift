@@ -1,6 +1,8 @@
 import NotifyBus
 
 /// An event log, format version 1 (CONTRACT.md §2): a header and timed records.
+///
+/// See <doc:EventLogFormat> for the format and how a log replays.
 public struct EventLog: Sendable {
     /// The name it was read from, for error messages.
     public var file: String
@@ -16,6 +18,12 @@ public struct EventLog: Sendable {
     /// The value of the header's `format` field.
     public static let formatName = "notifybus-log"
 
+    /// A log made in memory, to write or to replay.
+    ///
+    /// - Parameters:
+    ///   - file: the name to use in error messages.
+    ///   - header: the header's fields; a version 1 header without metadata by default.
+    ///   - entries: the records, in order.
     public init(file: String = "<log>", header: JSONObject = EventLog.header(), entries: [LogEntry] = []) {
         self.file = file
         self.header = header
@@ -99,14 +107,22 @@ public struct EventLog: Sendable {
 /// It checks what a line says by itself and against the lines before it
 /// (the header, `t` never decreasing); that subscribers exist is the replayer's check.
 public struct EventLogParser: Sendable {
+    /// The name of the log, for error messages.
     public let file: String
     /// The header, once it has been read.
     public private(set) var header: JSONObject?
     private var lastT: LogTime?
 
+    /// A parser for the log named `file`; the first line it parses that is not blank or
+    /// a comment must be the header.
     public init(file: String) { self.file = file }
 
     /// Parses one line: `nil` for a blank line, a comment, or the header.
+    ///
+    /// - Parameters:
+    ///   - line: the line, without its newline (a trailing carriage return is ignored).
+    ///   - number: its 1-based line number, for the entry and for errors.
+    /// - Throws: ``EventLogError`` naming the file, the line and what is wrong.
     public mutating func parse(line: Substring, number: Int) throws(EventLogError) -> LogEntry? {
         var line = line
         if line.last == "\r" { line = line.dropLast() }

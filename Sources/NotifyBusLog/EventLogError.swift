@@ -7,6 +7,7 @@ public struct EventLogError: Error, Sendable, Hashable, CustomStringConvertible 
     /// What is wrong, in words.
     public var message: String
 
+    /// An error about `file` (at `line`, when given) that says `message`.
     public init(file: String, line: Int?, message: String) {
         self.file = file
         self.line = line

@@ -12,15 +12,20 @@ import Synchronization
 public struct EventLogWriteError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What was being done, for example `open` or `write`.
     public var operation: String
+    /// The log's path.
     public var path: String
+    /// The error number the system call set.
     public var errno: Int32
 
+    /// What failed and why, for example `cannot open /x/log.jsonl: No such file or directory`.
     public var description: String {
         "cannot \(operation) \(path): \(String(cString: strerror(errno)))"
     }
 }
 
 /// Writes an event log, format version 1, one complete line per `write(2)`.
+///
+/// It wraps `open(2)`, `write(2)` and `close(2)` on one file descriptor.
 ///
 /// Every line goes to the file as soon as it is written, in one system call,
 /// so the file is a valid log even if the process is killed between two lines.
@@ -33,6 +38,9 @@ public final class EventLogWriter: Sendable {
 
     /// Creates (or truncates) the file at `path` and writes the header with `metadata`.
     /// `-` writes to standard output.
+    ///
+    /// Opens the file with `open(2)` (`O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC`, mode 0644).
+    /// - Throws: ``EventLogWriteError`` when the file cannot be opened or the header written.
     public init(path: String, metadata: JSONObject = [:]) throws(EventLogWriteError) {
         self.path = path
         let descriptor: Int32
@@ -60,7 +68,7 @@ public final class EventLogWriter: Sendable {
         try writeLine(LogEntry(t: t, record: record).jsonText)
     }
 
-    /// Closes the file; later writes fail with `EBADF`.
+    /// Closes the file (`close(2)`; standard output stays open); later writes fail with `EBADF`.
     public func close() {
         fd.withLock { fd in
             if fd >= 0 && ownsDescriptor { _ = Glibc.close(fd) }

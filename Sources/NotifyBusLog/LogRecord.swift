@@ -36,6 +36,7 @@ public struct SubscribeRecord: Sendable, Hashable {
     /// Whether it gets the current values first (`"initial": "current"`).
     public var initial: InitialDelivery
 
+    /// The fields of a `subscribe` record; every field but the name has the format's default.
     public init(
         subscriber: String, match: [KeyPattern] = [.all], policy: DeliveryPolicy = .latest,
         limit: Int? = nil, initial: InitialDelivery = .none
@@ -52,10 +53,12 @@ public struct SubscribeRecord: Sendable, Hashable {
 public struct LogEntry: Sendable, Hashable {
     /// Seconds since the start of the log.
     public var t: LogTime
+    /// What happened.
     public var record: LogRecord
     /// The 1-based line number in the file (0 for entries not read from a file).
     public var line: Int
 
+    /// A record at time `t`, read from `line` (0 when it was not read from a file).
     public init(t: LogTime, record: LogRecord, line: Int = 0) {
         self.t = t
         self.record = record

@@ -4,9 +4,12 @@ import NotifyBus
 public struct ReplayLine: Sendable, Hashable {
     /// The log time of the record that produced it.
     public var t: LogTime
+    /// The name of the subscriber that received the event.
     public var subscriber: String
+    /// What the subscriber received: a notification or a lifecycle mark.
     public var event: SubscriptionEvent
 
+    /// A line of replay output.
     public init(t: LogTime, subscriber: String, event: SubscriptionEvent) {
         self.t = t
         self.subscriber = subscriber
@@ -19,6 +22,13 @@ public struct ReplayLine: Sendable, Hashable {
 /// Each record is applied to a fresh `NotificationBus` at the record's time;
 /// what every subscriber receives because of it is returned at once, in the
 /// order the subscribers appeared. Use it from one thread.
+///
+/// ```swift
+/// let replayer = LogReplayer(log: try EventLog(parsing: text, file: "app.jsonl"))
+/// try replayer.run { lines in
+///     for line in lines { print(line.t, line.subscriber, line.event) }
+/// }
+/// ```
 public final class LogReplayer {
     /// The log being replayed.
     public let log: EventLog

@@ -32,14 +32,19 @@ public struct LogTime: Sendable, Hashable, Comparable, CustomStringConvertible {
         self.init(seconds: Double(s) + Double(atto) / 1e18)
     }
 
+    /// The start of the log: `0` seconds.
     public static let zero = LogTime(seconds: 0)
 
     /// The time as a duration since the start of the log.
     public var duration: Duration { .nanoseconds(Int64((seconds * 1e9).rounded())) }
 
+    /// The time as written in the log, for example `3` or `0.5`.
     public var description: String { json.jsonText }
 
+    /// Whether `lhs` is earlier than `rhs`.
     public static func < (lhs: LogTime, rhs: LogTime) -> Bool { lhs.seconds < rhs.seconds }
+    /// Whether two times are the same number of seconds, however written (`3` equals `3.0`).
     public static func == (lhs: LogTime, rhs: LogTime) -> Bool { lhs.seconds == rhs.seconds }
+    /// Hashes the number of seconds, consistently with `==`.
     public func hash(into hasher: inout Hasher) { hasher.combine(seconds) }
 }
