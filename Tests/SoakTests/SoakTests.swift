@@ -17,15 +17,22 @@ import Glibc
 //
 // Everything is local and stops by itself: the floods end at a deadline and after a bounded
 // number of changes, and wait (bounded) whenever notifywatch's recording lags behind them.
-// NOTIFYBUS_SOAK_SECONDS sets how long the flood lasts (default 30; scripts/soak runs it longer
-// and prints the figures).
+// NOTIFYBUS_SOAK_SECONDS sets how long the flood lasts (default 20), NOTIFYBUS_SOAK_SIGNAL_RATE
+// and NOTIFYBUS_SOAK_UEVENT_RATE its most signals and uevents a second (default 1000 and 250);
+// scripts/soak runs it longer and faster.
+
+/// A positive whole number from the environment variable `name`, else `default`.
+private func setting(_ name: String, default: Int) -> Int {
+    guard let text = ProcessInfo.processInfo.environment[name], let value = Int(text), value > 0 else { return `default` }
+    return value
+}
 
 /// How long the flood lasts, in seconds.
-private let soakSeconds: Int = {
-    guard let text = ProcessInfo.processInfo.environment["NOTIFYBUS_SOAK_SECONDS"], let seconds = Int(text), seconds > 0
-    else { return 30 }
-    return seconds
-}()
+private let soakSeconds = setting("NOTIFYBUS_SOAK_SECONDS", default: 20)
+/// The most D-Bus signals and uevents a second: moderate by default, as the soak runs beside
+/// the other tests (scripts/soak raises them).
+private let signalRate = setting("NOTIFYBUS_SOAK_SIGNAL_RATE", default: 1_000)
+private let ueventRate = setting("NOTIFYBUS_SOAK_UEVENT_RATE", default: 250)
 
 /// Runs `body` on a thread of its own (for blocking work that must not hold a thread of the
 /// test runner's pool).
@@ -47,6 +54,7 @@ private func readLine(of process: ChildProcess, timeout: Duration = patience, wh
 @Suite("notifywatch soak")
 struct SoakTests {
     @Test func aSuspendedSubscriberStaysFlatUnderAFloodAndFlushesTheTruth() async throws {
+        let began = ContinuousClock.now
         let duration = Duration.seconds(soakSeconds)
         let warmUp = Double(min(20, max(3, soakSeconds / 5)))
 
@@ -93,10 +101,12 @@ struct SoakTests {
         let tail = RecordingTail(path: recording)
         let sampler = ProcessSampler(pid: watcher.pid)
         sampler.sample()
-        let deadline = ContinuousClock.now + duration
-        let uevents = UeventFlood(testbed: testbed, tail: tail, window: 4, limit: soakSeconds * 20_000)
+        let flooding = ContinuousClock.now
+        let deadline = flooding + duration
+        let uevents = UeventFlood(testbed: testbed, tail: tail, window: 4, limit: soakSeconds * ueventRate, rate: ueventRate)
         let signals = PortalFlood(
-            client: client, tail: tail, keys: 16, burst: 100, window: 1_000, limit: soakSeconds * 50_000, rate: 3_000)
+            client: client, tail: tail, keys: 16, burst: 100, window: 1_000, limit: soakSeconds * signalRate,
+            rate: signalRate)
         async let ueventResult = onThread { uevents.run(until: deadline) }
         async let signalResult = signals.run(until: deadline)
         await sampler.run(every: .milliseconds(250), until: deadline)
@@ -107,7 +117,9 @@ struct SoakTests {
         // Every change reached the bus, and nothing else.
         let truth = power.truth.merging(settings.truth) { $1 }
         let sent = power.counts.merging(settings.counts) { $1 }
+        let flooded = ContinuousClock.now
         let caughtUp = await eventually(timeout: patience) { tail.poll().counts == sent }
+        let settled = ContinuousClock.now
         sampler.sample()
         let seen = tail.poll()
         #expect(caughtUp, "sent \(sent), recorded \(seen.counts)")
@@ -148,6 +160,7 @@ struct SoakTests {
             #expect(note.coalesced == sent[note.key], "\(note.key)")
         }
         #expect(watcher.readLine(timeout: .milliseconds(300)) == nil, "more than the flush")
+        print("soak: set up in \(flooding - began), flooded for \(flooded - flooding), caught up in \(settled - flooded), flushed in \(ContinuousClock.now - settled)")
         print("soak: flushed \(flushed.count) notifications, one per key, each the last value sent; \(flushed.map(\.coalesced).reduce(0, +)) events coalesced")
 
         kill(watcher.pid, SIGTERM)

@@ -54,15 +54,19 @@ struct UeventFlood: Sendable {
     let window: Int
     /// The most changes to make.
     let limit: Int
+    /// The most changes a second (the flood shares the machine with the rest of the tests).
+    let rate: Int
 
-    /// Changes supplies until `deadline` (or `limit` changes), waiting whenever the recording is
-    /// more than `window` changes behind. Blocks: run it on a thread of its own.
+    /// Changes supplies until `deadline` (or `limit` changes), at most `rate` a second, waiting
+    /// whenever the recording is more than `window` changes behind. Blocks: run it on a thread
+    /// of its own.
     func run(until deadline: ContinuousClock.Instant) -> Result {
         var result = Result()
         var capacityStep = [Int](repeating: 0, count: Self.supplies.count)
         var status = Self.supplies.map { supply in Self.statuses.firstIndex { $0.status == supply.values["status"] } ?? 0 }
         var online = Self.supplies.map { $0.values["online"] == "1" }
         var round = 0
+        let start = ContinuousClock.now
         while ContinuousClock.now < deadline, result.changes < limit {
             let index = round % Self.supplies.count
             let name = Self.supplies[index].name
@@ -98,6 +102,10 @@ struct UeventFlood: Sendable {
             if let failure = waitForBus(toReach: result.changes - window) {
                 result.failure = failure
                 return result
+            }
+            let ahead = start + .microseconds(result.changes * 1_000_000 / rate) - ContinuousClock.now
+            if ahead > .zero {
+                usleep(UInt32(ahead.components.seconds * 1_000_000 + ahead.components.attoseconds / 1_000_000_000_000))
             }
         }
         return result
