@@ -10,11 +10,11 @@ import TestSupport
 /// A burst is one call of a method added to the mock at start (`AddMethod`), which sends the
 /// signals itself: the signals leave in order, before the call's reply.
 struct PortalFlood: Sendable {
-    static let service = "org.freedesktop.portal.Desktop"
-    static let path = "/org/freedesktop/portal/desktop"
+    static let service: BusName = "org.freedesktop.portal.Desktop"
+    static let path: ObjectPath = "/org/freedesktop/portal/desktop"
     static let namespace = "org.notifybus.soak"
     /// The interface of the burst method (only the mock has it).
-    static let burstInterface = "org.notifybus.SoakFlood"
+    static let burstInterface: InterfaceName = "org.notifybus.SoakFlood"
 
     /// The mock's template.
     static let template: String = {
@@ -63,7 +63,7 @@ struct PortalFlood: Sendable {
     static func prepare(_ client: DBusClient) async throws {
         _ = try await client.call(
             destination: service, path: path, interface: "org.freedesktop.DBus.Mock", member: "AddMethod",
-            arguments: [.string(burstInterface), .string("Burst"), .string("uuu"), .string(""), .string(burstCode)])
+            arguments: [.string(burstInterface.rawValue), .string("Burst"), .string("uuu"), .string(""), .string(burstCode)])
     }
 
     /// The key of setting `k<index>`.

@@ -62,7 +62,7 @@ struct SoakTests {
         let testbed = try Testbed()
         try UeventFlood.plug(into: testbed)
         let bus = try PrivateBus(.session)
-        let portal = try await MockService(bus: bus, template: PortalFlood.template, name: PortalFlood.service)
+        let portal = try await MockService(bus: bus, template: PortalFlood.template, name: PortalFlood.service.rawValue)
         let client = try DBusClient(address: bus.dbusAddress)
         try await client.waitUntilConnected()
         try await PortalFlood.prepare(client)
