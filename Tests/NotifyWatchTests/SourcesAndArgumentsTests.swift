@@ -83,7 +83,7 @@ struct SourcesAndArgumentsTests {
 
         let json = try run(["sources", "--json"], testbed: testbed)
         #expect(json.status == 0)
-        #expect(json.lines.count == 4)
+        #expect(json.lines.count == 5)
         #expect(json.lines.allSatisfy(isContractLine))
         let object = try JSONValue(parsing: try #require(json.lines.first))
         #expect(object == ["type": "source", "source": "power", "status": "running", "keys": .array(powerKeys)])
