@@ -109,7 +109,7 @@ public struct PosixTimeZone: Sendable, Hashable {
             days = january1 + Int64(n)
         case .monthWeekDay(let month, let week, let weekday):
             let first = CivilDate.daysSinceEpoch(year: year, month: month, day: 1)
-            let firstWeekday = Int(((first + 4) % 7 + 7) % 7)  // 1970-01-01 was a Thursday (4)
+            let firstWeekday = Int(((first + 4) % 7 + 7) % 7)  // 1970-01-01 is a Thursday (4)
             var day = 1 + (weekday - firstWeekday + 7) % 7 + (week - 1) * 7
             let length = CivilDate.daysIn(month: month, year: year)
             while day > length { day -= 7 }

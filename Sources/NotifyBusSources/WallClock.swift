@@ -16,9 +16,9 @@ public protocol WallClock: Sendable {
 
 /// What a `WallClockAlarm` reports when its descriptor is readable.
 public enum WallClockEvent: Sendable, Hashable {
-    /// The clock reached the armed deadline (the alarm is disarmed now).
+    /// The clock reached the armed deadline, and the alarm is disarmed.
     case fired
-    /// The clock was set (stepped); the alarm is disarmed now.
+    /// The clock was set (stepped), and the alarm is disarmed.
     case clockSet
     /// Nothing happened (a spurious wake-up).
     case none
