@@ -25,6 +25,19 @@ let errorBlob = bytes(hex: """
     9d00
     """)
 
+/// A `Notify` call (`susssasa{sv}i`) whose hints hold a Unix file descriptor in a variant
+/// (`transient: <h 1>`), with no descriptors attached. Found by FuzzDBusMessage.
+let fdInVariantBlob = bytes(hex: """
+    6c010001b0000000070000009f00000001016f001e0000002f6f72672f667265656465736b746f702f4e6f7469
+    6669636174696f6e730000020173001d0000006f72672e667265656465736b746f702e4e6f7469666963617469
+    6f6e73000000060173001d0000006f72672e667265656465736b746f702e4e6f74696669636174696f6e730000
+    00080167000d73757373736173617b73767d6900000000000003017300060000004e6f74696679000003000000
+    61707000000000000400000069636f6e000000000700000053756d6d6172790008000000426f647920e29c9300
+    000000150000000700000064656661756c7400040000004f70656e000000005300000000000000070000007572
+    67656e63790001790002010000007800016900000000fbffffff090000007472616e7369656e74000168000000
+    00010000000800000063617465676f727900017300060000006465766963650000ffffffff
+    """)
+
 @Suite("D-Bus messages in wire form")
 struct DBusMessageWireTests {
     @Test func aSignalReadsWithItsHeaderAndArguments() throws {
@@ -72,6 +85,18 @@ struct DBusMessageWireTests {
             #expect(first.isNaN && first.bitPattern == nanBits)
             #expect(fields.dropFirst() == [.double(0.2), .double(0.3)])
         }
+    }
+
+    /// Found by FuzzDBusMessage: a descriptor can hide in a variant, where the message's
+    /// signature does not show it; reading the arguments throws `NotSupported` (nothing to
+    /// close), while the header and the first argument still read.
+    @Test func aDescriptorInAVariantIsNotSupported() throws {
+        let message = try DBusMessage.demarshal(fdInVariantBlob)
+        #expect(message.kind == .methodCall && message.member == "Notify")
+        #expect(message.signature == "susssasa{sv}i")
+        #expect(message.firstStringArgument == "app")
+        let error = #expect(throws: DBusError.self) { try message.arguments() }
+        #expect(error?.name == DBusError.Name.notSupported)
     }
 
     @Test(arguments: [

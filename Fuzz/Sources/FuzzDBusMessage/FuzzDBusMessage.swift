@@ -9,9 +9,10 @@ import Darwin
 
 /// One input: a D-Bus message in its wire form. Whatever the bytes, `DBusMessage.demarshal`
 /// returns a message or throws; a message's header fields all read, and its arguments decode
-/// (or, only when the signature holds a Unix file descriptor, throw `NotSupported`) into values
-/// whose signatures spell the message's signature, that would pass `validate()` to be sent
-/// again, and that read back equal from the message marshalled again.
+/// (or, only when the signature holds a Unix file descriptor or a variant that may, throw
+/// `NotSupported`) into values whose signatures spell the message's signature, that would pass
+/// `validate()` to be sent again, and that read back the same (doubles bit for bit) from the
+/// message marshalled again.
 func fuzzDBusMessage(_ bytes: UnsafeBufferPointer<UInt8>) {
     guard let message = try? DBusMessage.demarshal(bytes) else { return }
     let header = readHeader(message)
@@ -21,7 +22,8 @@ func fuzzDBusMessage(_ bytes: UnsafeBufferPointer<UInt8>) {
     do {
         arguments = try message.arguments()
     } catch {
-        guard error.name == DBusError.Name.notSupported, header.signature.contains("h") else {
+        // A descriptor: in the signature, or in a variant's.
+        guard error.name == DBusError.Name.notSupported, header.signature.contains(where: { "hv".contains($0) }) else {
             violated("arguments of '\(header.signature)' failed: \(error)")
         }
         return
