@@ -85,7 +85,7 @@ extension SystemSource where Settings == PortalSettingsConfiguration {
         }
     }
 
-    /// A setting's value as JSON (see the table above).
+    /// A setting's value as JSON (see the table of `PortalSettingsSource`).
     public static func json(from value: DBusValue) -> JSONValue {
         switch value {
         case .variant(let inner): json(from: inner)
