@@ -88,7 +88,7 @@ struct LoginSourceTests {
         #expect(wakes.count == 0)
         try await prepareForSleep(.boolean(false))
         #expect(await running.waitFor("system/sleep", "awake"))
-        #expect(await wakes.wait { $0.count == 1 })
+        #expect(await wakes.wait(timeout: .seconds(30)) { $0.count == 1 })
 
         try await setLocked("c1", true)
         #expect(await running.waitFor("session/locked", true))
@@ -127,7 +127,7 @@ struct LoginSourceTests {
         let running = makeSource()
         #expect(await running.waitFor("system/sleep", "awake"))
         #expect(await running.waitForStatus("running"))
-        #expect(await eventually { running.problems.recent.contains { $0.contains("no logind session") } })
+        #expect(await eventually(timeout: .seconds(30)) { running.problems.recent.contains { $0.contains("no logind session") } })
         #expect(running.bus.value(forKey: "session/locked") == nil)
         // The session appears; the next re-read finds it.
         try await addSession("c3", byPID: true)
@@ -166,7 +166,7 @@ struct LoginSourceTests {
 
     @Test func absentIsUnavailableThenFollowedWhenItComesAndGoes() async throws {
         let running = makeSource()
-        #expect(await eventually {
+        #expect(await eventually(timeout: .seconds(30)) {
             running.source.status == .unavailable(reason: "systemd-logind (org.freedesktop.login1) is not running")
         })
         #expect(running.bus.value(forKey: "system/sleep") == nil)
@@ -197,8 +197,8 @@ struct LoginSourceTests {
         try await mockCall(client, service, "\(managerPath)/session/c1", "UpdateProperties", [
             .string(sessionInterface), .vardict([("LockedHint", .uint32(1))]),
         ])
-        #expect(await eventually { running.problems.recent.contains { $0.contains("expected 'b'") && $0.contains("LockedHint") } })
-        #expect(await eventually { running.problems.recent.contains { $0.contains("PrepareForSleep") } })
+        #expect(await eventually(timeout: .seconds(30)) { running.problems.recent.contains { $0.contains("expected 'b'") && $0.contains("LockedHint") } })
+        #expect(await eventually(timeout: .seconds(30)) { running.problems.recent.contains { $0.contains("PrepareForSleep") } })
         #expect(running.problems.all.contains {
             $0.message.contains("LockedHint") && $0.metadata["key"] == "session/locked" && $0.metadata["source"] == "login"
         })
@@ -227,15 +227,15 @@ struct LoginSourceTests {
         let events = Recorder<SubscriptionEvent>()
         let subscription = notifications.subscribe([.all]) { events.append($0) }
         let tasks = sources.map { source in Task { try await source.run() } }
-        #expect(await eventually { notifications.value(forKey: "locale") == ["LANG": "C.UTF-8"] })
-        #expect(await eventually { notifications.value(forKey: "system/sleep") == "awake" })
+        #expect(await eventually(timeout: .seconds(30)) { notifications.value(forKey: "locale") == ["LANG": "C.UTF-8"] })
+        #expect(await eventually(timeout: .seconds(30)) { notifications.value(forKey: "system/sleep") == "awake" })
 
         try replaceFile(localeFile, "LANG=de_DE.UTF-8\n")
         try await prepareForSleep(.boolean(true))
-        #expect(await eventually { notifications.value(forKey: "system/sleep") == "sleeping" })
+        #expect(await eventually(timeout: .seconds(30)) { notifications.value(forKey: "system/sleep") == "sleeping" })
         #expect(notifications.value(forKey: "locale") == ["LANG": "C.UTF-8"])
         try await prepareForSleep(.boolean(false))
-        #expect(await eventually { notifications.value(forKey: "locale") == ["LANG": "de_DE.UTF-8"] })
+        #expect(await eventually(timeout: .seconds(30)) { notifications.value(forKey: "locale") == ["LANG": "de_DE.UTF-8"] })
         let order = events.all.compactMap(\.notification).map(\.key)
         #expect(order.suffix(2) == ["system/sleep", "locale"])
         for task in tasks { task.cancel() }

@@ -112,7 +112,7 @@ struct NetworkSourceTests {
 
     @Test func absentIsUnavailableThenFollowedWhenItComesAndGoes() async throws {
         let running = makeSource()
-        #expect(await eventually {
+        #expect(await eventually(timeout: .seconds(30)) {
             running.source.status == .unavailable(reason: "NetworkManager (org.freedesktop.NetworkManager) is not running")
         })
         #expect(running.bus.value(forKey: "network/connectivity") == nil)
@@ -136,7 +136,7 @@ struct NetworkSourceTests {
         let running = makeSource()
         #expect(await running.waitFor("network/metered", false))
         try await update([("Metered", .string("yes")), ("Connectivity", .int32(2))])
-        #expect(await eventually { running.problems.recent.filter { $0.contains("expected 'u'") }.count == 2 })
+        #expect(await eventually(timeout: .seconds(30)) { running.problems.recent.filter { $0.contains("expected 'u'") }.count == 2 })
         #expect(running.problems.all.contains {
             $0.message.contains("Metered") && $0.metadata["key"] == "network/metered" && $0.metadata["source"] == "network"
         })

@@ -107,7 +107,7 @@ struct PowerProfileSourceTests {
 
     @Test func absentAtStartIsUnavailableThenRunningWhenEitherComes() async throws {
         let running = makeSource()
-        #expect(await eventually {
+        #expect(await eventually(timeout: .seconds(30)) {
             running.source.status == .unavailable(
                 reason: "power-profiles-daemon (org.freedesktop.UPower.PowerProfiles, net.hadess.PowerProfiles) is not running")
         })
@@ -150,7 +150,7 @@ struct PowerProfileSourceTests {
         let running = makeSource()
         #expect(await running.waitFor("power/profile", "balanced"))
         try await setActiveProfile(client, oldName, .uint32(2))
-        #expect(await eventually { running.problems.recent.contains { $0.contains("expected 's'") } })
+        #expect(await eventually(timeout: .seconds(30)) { running.problems.recent.contains { $0.contains("expected 's'") } })
         #expect(running.problems.all.contains {
             $0.message.contains("expected 's'") && $0.metadata["key"] == "power/profile" && $0.metadata["source"] == "power-profile"
         })
