@@ -13,7 +13,7 @@ import NotifyBus
 ///   earlier), each with the interface of its name.
 /// - Reads `ActiveProfile` (`GetAll`) from the new name while it has an owner, else from the old
 ///   one, then follows `PropertiesChanged` from that name's owner. It switches as either name
-///   appears or leaves (a restart, an upgrade): the value is read again from the name now in use.
+///   appears or leaves (a restart, an upgrade): the value is read again from the name in use.
 /// - A string other than the three profiles is published as it is; an `ActiveProfile` of
 ///   another type is logged (key `power/profile`) and skipped.
 /// - `reread()` reads `ActiveProfile` again from the name in use.
