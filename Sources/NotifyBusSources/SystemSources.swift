@@ -8,7 +8,7 @@ import NotifyBus
 /// import NotifyBusSources
 ///
 /// let bus = NotificationBus()
-/// let sources = SystemSources.all(bus: bus)      // power, sensors, locale, settings, time
+/// let sources = SystemSources.all(bus: bus)      // power, sensors, locale, settings, …
 /// try await withThrowingTaskGroup(of: Void.self) { group in
 ///     for source in sources { group.addTask { try await source.run() } }
 ///     …                                          // or run them in a ServiceGroup
@@ -19,11 +19,11 @@ import NotifyBus
 /// `unavailable` and keeps watching for it, so "every source that can run here" is every source.
 public enum SystemSources {
     /// Every source's name, in the order `all(bus:options:)` returns them.
-    public static let names = ["power", "sensors", "locale", "settings", "time"]
+    public static let names = ["power", "sensors", "locale", "settings", "time", "power-profile", "network", "login"]
 
     /// Which sources to make, and where the D-Bus ones connect.
     public struct Options: Sendable {
-        /// The system bus (sensors, locale, time).
+        /// The system bus (sensors, locale, time, power-profile, network, login).
         public var systemBus: SourceBusAddress
         /// The session bus (settings).
         public var sessionBus: SourceBusAddress
@@ -55,11 +55,13 @@ public enum SystemSources {
 
     /// The chosen sources, in the order of `names`, publishing to `bus` and sharing one loop that
     /// starts when the first of them runs and stops when the last one returns. Names that are
-    /// no source's are ignored.
+    /// no source's are ignored. After a wake (the `login` source's `PrepareForSleep(false)`),
+    /// every other source re-reads, as after `fg`.
     public static func all(bus: NotificationBus, options: Options = Options()) -> [any NotifyBusSource] {
         let loop = SourceLoop.onDemand(name: "notifybus-sources")
         let logger = options.logger
-        return names.filter(options.includes).compactMap { name -> (any NotifyBusSource)? in
+        let afterWake = WakeRereads()
+        let sources = names.filter(options.includes).compactMap { name -> (any NotifyBusSource)? in
             switch name {
             case "power":
                 PowerSupplySource(bus: bus, loop: loop, logger: logger)
@@ -72,9 +74,19 @@ public enum SystemSources {
                     bus: bus, loop: loop, configuration: .init(address: options.sessionBus), logger: logger)
             case "time":
                 TimeSource(bus: bus, loop: loop, configuration: .init(address: options.systemBus), logger: logger)
+            case "power-profile":
+                PowerProfileSource(bus: bus, loop: loop, configuration: .init(address: options.systemBus), logger: logger)
+            case "network":
+                NetworkSource(bus: bus, loop: loop, configuration: .init(address: options.systemBus), logger: logger)
+            case "login":
+                LoginSource(
+                    bus: bus, loop: loop, configuration: .init(address: options.systemBus, onWake: { afterWake.rereadAll() }),
+                    logger: logger)
             default:
                 nil
             }
         }
+        afterWake.sources = sources.filter { $0.name != "login" }
+        return sources
     }
 }

@@ -40,13 +40,14 @@ struct Sources: AsyncParsableCommand {
             group.cancelAll()
             return statuses
         }
+        let nameWidth = max(10, (sources.map(\.name.count).max() ?? 0) + 2)
         for (source, status) in zip(sources, statuses) {
             let keys = source.keyPatterns.map(\.text)
             if json {
                 out.line { encoder.encodeListing(source.name, status, keys: keys, into: &$0) }
             } else {
                 let state = status.reason.map { "\(status.name) (\($0))" } ?? status.name
-                out.line(source.name.padding(toLength: 10, withPad: " ", startingAt: 0)
+                out.line(source.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
                     + state.padding(toLength: max(40, state.count + 2), withPad: " ", startingAt: 0)
                     + keys.joined(separator: " "))
             }

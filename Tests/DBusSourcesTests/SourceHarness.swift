@@ -47,7 +47,7 @@ final class RunningSource<Source: NotifyBusSource>: Sendable {
 
     /// Waits until the latest value of `key` is `value`.
     @discardableResult
-    func waitFor(_ key: String, _ value: JSONValue, timeout: Duration = .seconds(10)) async -> Bool {
+    func waitFor(_ key: String, _ value: JSONValue, timeout: Duration = .seconds(30)) async -> Bool {
         await events.wait(timeout: timeout) { events in
             events.compactMap(\.notification).last(where: { $0.key == key })?.value == value
         }
@@ -55,7 +55,7 @@ final class RunningSource<Source: NotifyBusSource>: Sendable {
 
     /// Waits until the source reports a status named `name` (after `after` earlier reports).
     @discardableResult
-    func waitForStatus(_ name: String, timeout: Duration = .seconds(10)) async -> Bool {
+    func waitForStatus(_ name: String, timeout: Duration = .seconds(30)) async -> Bool {
         await eventually(timeout: timeout) { source.status.name == name }
     }
 }

@@ -92,7 +92,7 @@ public final class PrivateBus: Sendable {
 
     /// Waits until `name` has an owner on this bus (or `timeout`); returns the owner.
     @discardableResult
-    public func waitForOwner(of name: String, timeout: Duration = .seconds(10)) async throws -> String {
+    public func waitForOwner(of name: String, timeout: Duration = .seconds(30)) async throws -> String {
         let client = try DBusClient(address: dbusAddress)
         defer { Task { await client.close() } }
         try await client.waitUntilConnected()

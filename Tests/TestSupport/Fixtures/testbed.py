@@ -88,6 +88,12 @@ def main():
                     path = devices.pop(name)
                     if not request.get("silent"):
                         testbed.uevent(path, "remove")
+                    # The kernel removes a device from sysfs at once; remove_device deletes its
+                    # files one by one. Unlinking the class link first hides it from enumeration
+                    # in one step, so a re-read never sees a half-removed device.
+                    link = os.path.join(root, "sys/class/power_supply", name)
+                    if os.path.islink(link):
+                        os.unlink(link)
                     testbed.remove_device(path)
                 else:
                     raise ValueError("unknown op %r" % op)

@@ -1,0 +1,197 @@
+import DBus
+import EpollLoop
+import NotifyBus
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The loop-side part of `LoginSource`: logind's manager, and the session once it is resolved.
+final class LoginWatcher: ConfiguredWatcher {
+    static let service: BusName = "org.freedesktop.login1"
+    static let path: ObjectPath = "/org/freedesktop/login1"
+    static let interface: InterfaceName = "org.freedesktop.login1.Manager"
+    static let sessionInterface: InterfaceName = "org.freedesktop.login1.Session"
+    static let autoSession: ObjectPath = "/org/freedesktop/login1/session/auto"
+
+    private let bus: NotificationBus
+    private let configuration: LoginSource.Configuration
+    private let report: (SourceStatus) -> Void
+    private let problem: SourceProblems
+    private let connection: DBusConnection
+    /// logind's owner, `PreparingForSleep`, `PrepareForSleep` and `GetSessionByPID`.
+    private let manager: DBusProxy
+    /// The session's `LockedHint`, once the session is resolved (or being asked through `auto`).
+    private var session: DBusProxy?
+    /// Whether `session` is the `auto` object, whose `Id` names the real one.
+    private var sessionIsAuto = false
+    /// Counts session lookups, so that a stale answer is dropped.
+    private var lookup: UInt64 = 0
+    private var stopped = false
+
+    init(
+        bus: NotificationBus, configuration: LoginSource.Configuration, context: LoopContext,
+        report: @escaping (SourceStatus) -> Void, problem: SourceProblems
+    ) {
+        self.bus = bus
+        self.configuration = configuration
+        self.report = report
+        self.problem = problem
+        connection = DBusConnection(address: configuration.address, context: context, configuration: configuration.connection)
+        manager = DBusProxy(connection: connection, destination: Self.service, path: Self.path, interface: Self.interface)
+    }
+
+    func start(in context: LoopContext) {
+        report(.starting(reason: "connecting to the \(configuration.address)"))
+        connection.onStateChange { [weak self] state in
+            guard let self, case .disconnected(let error) = state else { return }
+            self.dropSession()
+            self.report(.unavailable(reason: "\(self.configuration.address) unreachable: \(error)"))
+        }
+        manager.onOwnerChange { [weak self] owner in
+            guard let self, !self.stopped else { return }
+            // A new logind (or none): its sessions are looked up again once it answered.
+            self.dropSession()
+            if owner == nil { self.report(.unavailable(reason: "systemd-logind (\(Self.service)) is not running")) }
+        }
+        manager.onPropertiesChange { [weak self] event in self?.managerEvent(event) }
+        manager.onSignal("PrepareForSleep") { [weak self] signal in self?.prepareForSleep(signal) }
+        connection.connect()
+    }
+
+    func stop(in context: LoopContext, then done: @escaping () -> Void) {
+        stopped = true
+        dropSession()
+        manager.close()
+        connection.close()
+        done()
+    }
+
+    func reread(then done: @escaping () -> Void) {
+        guard !stopped, connection.isConnected, manager.owner != nil else {
+            done()
+            return
+        }
+        manager.reloadProperties { [weak self] in
+            guard let self, !self.stopped, let session = self.session else { return done() }
+            session.reloadProperties(then: done)
+        }
+    }
+
+    // MARK: The manager
+
+    private func managerEvent(_ event: DBusProxy.PropertiesEvent) {
+        guard !stopped else { return }
+        switch event {
+        case .loaded(let properties):
+            var sleeping = false
+            if let value = properties["PreparingForSleep"] {
+                if case .boolean(let preparing) = value {
+                    sleeping = preparing
+                } else {
+                    problem("PreparingForSleep has type '\(value.signature)' (\(value)), expected 'b'; skipped", key: "system/sleep", peer: Self.service.rawValue)
+                }
+            }
+            bus.publishIfChanged("system/sleep", sleeping ? "sleeping" : "awake")
+            report(.running)
+            if session == nil { lookUpSession() }
+        case .loadFailed(let error):
+            if error.name == DBusError.Name.ownerChanged { return }
+            problem("reading \(Self.service) failed: \(error)", peer: Self.service.rawValue)
+            report(.unavailable(reason: "systemd-logind (\(Self.service)) cannot be read: \(error)"))
+        case .changed, .malformedSignal:
+            // `PrepareForSleep` says when sleep begins and ends; the properties are read at start.
+            break
+        }
+    }
+
+    private func prepareForSleep(_ signal: DBusSignal) {
+        guard !stopped else { return }
+        guard signal.arguments.count == 1, case .boolean(let sleeping) = signal.arguments[0] else {
+            problem(
+                "PrepareForSleep from \(signal.sender) has arguments '\(signal.signature)', expected 'b'; skipped",
+                key: "system/sleep", peer: signal.sender.rawValue)
+            return
+        }
+        bus.publishIfChanged("system/sleep", sleeping ? "sleeping" : "awake")
+        if !sleeping { configuration.onWake?() }
+    }
+
+    // MARK: The session
+
+    private func dropSession() {
+        lookup &+= 1
+        session?.close()
+        session = nil
+        sessionIsAuto = false
+    }
+
+    /// `GetSessionByPID(pid)`; when it fails, the `auto` session's `Id`.
+    private func lookUpSession() {
+        dropSession()
+        let number = lookup
+        let pid = configuration.processID ?? getpid()
+        manager.call("GetSessionByPID", arguments: [.uint32(UInt32(bitPattern: pid))]) { [weak self] result in
+            guard let self, !self.stopped, self.lookup == number else { return }
+            switch result {
+            case .success(let values):
+                if values.count == 1, case .objectPath(let text) = values[0], let path = ObjectPath(rawValue: text) {
+                    self.follow(path, isAuto: false)
+                } else {
+                    self.problem("GetSessionByPID returned '\(values.map(\.signature).joined())', expected 'o'; asking the auto session")
+                    self.follow(Self.autoSession, isAuto: true)
+                }
+            case .failure(let error):
+                if error.name == DBusError.Name.disconnected || error.name == DBusError.Name.ownerChanged { return }
+                self.follow(Self.autoSession, isAuto: true)
+            }
+        }
+    }
+
+    private func follow(_ path: ObjectPath, isAuto: Bool) {
+        session?.close()
+        let proxy = DBusProxy(connection: connection, destination: Self.service, path: path, interface: Self.sessionInterface)
+        session = proxy
+        sessionIsAuto = isAuto
+        proxy.onPropertiesChange { [weak self, unowned proxy] event in
+            guard let self, !self.stopped, self.session === proxy else { return }
+            self.sessionEvent(event)
+        }
+        // It reads the session's properties as soon as it knows logind's owner (at once here).
+    }
+
+    private func sessionEvent(_ event: DBusProxy.PropertiesEvent) {
+        switch event {
+        case .loaded(let properties):
+            if sessionIsAuto, case .string(let id) = properties["Id"],
+               let path = ObjectPath(rawValue: LoginSource.sessionPath(id: id)), path != session?.path
+            {
+                // logind signals the session's changes on its own object, not on `auto`.
+                follow(path, isAuto: false)
+                return
+            }
+            if let value = properties["LockedHint"] { applyLocked(value) }
+        case .changed(let change):
+            if let value = change.changed["LockedHint"] {
+                applyLocked(value)
+            } else if change.invalidated.contains("LockedHint") {
+                session?.reloadProperties()
+            }
+        case .loadFailed(let error):
+            if error.name == DBusError.Name.ownerChanged { return }
+            // No session: no key, until a re-read finds one.
+            problem("no logind session found for this process: \(error)", key: "session/locked", peer: Self.service.rawValue)
+            dropSession()
+        case .malformedSignal(let error):
+            problem("unexpected signal: \(error)", key: "session/locked", peer: Self.service.rawValue)
+        }
+    }
+
+    private func applyLocked(_ value: DBusValue) {
+        guard case .boolean(let locked) = value else {
+            problem("LockedHint has type '\(value.signature)' (\(value)), expected 'b'; skipped", key: "session/locked", peer: Self.service.rawValue)
+            return
+        }
+        bus.publishIfChanged("session/locked", .bool(locked))
+    }
+}
