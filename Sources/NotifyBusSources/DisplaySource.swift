@@ -26,22 +26,14 @@ import NotifyBus
 /// to udev events; `failed` when libudev or the monitor socket fails unexpectedly.
 public typealias DisplaySource = SystemSource<DisplayConfiguration>
 
-/// How `DisplaySource` behaves: its re-read interval.
-public typealias DisplayConfiguration = UdevSourceConfiguration<BacklightReading>
-
 extension SystemSource where Settings == DisplayConfiguration {
-    /// Creates the display source (`"display"`: `display/*/brightness`); nothing happens until
-    /// `run()`.
-    /// - Parameters:
-    ///   - bus: where to publish.
-    ///   - loop: the loop to keep the libudev objects on, shared with other sources; when `nil`,
-    ///     `run()` starts a loop of its own and stops it on return.
-    ///   - configuration: the re-read interval.
-    ///   - logger: where to log skipped devices and status changes; by default
-    ///     `notifybus.source.display`.
+    /// Creates the display source (`"display"`: `display/*/brightness`), publishing to `bus`;
+    /// nothing happens until `run()`. Its libudev objects live on `loop` (shared with other
+    /// sources), or on a loop of its own when that is `nil`; `configuration` sets the re-read
+    /// interval; skipped devices and status changes go to `logger`, by default
+    /// `notifybus.source.display`.
     public convenience init(
-        bus: NotificationBus, loop: SourceLoop? = nil, configuration: DisplayConfiguration = .init(),
-        logger: Logger? = nil
+        bus: NotificationBus, loop: SourceLoop? = nil, configuration: DisplayConfiguration = .init(), logger: Logger? = nil
     ) {
         self.init(
             name: "display", keyPatterns: ["display/*/brightness"], bus: bus, configuration: configuration,

@@ -45,9 +45,6 @@ import NotifyBus
 /// `UMOCKDEV_DIR`).
 public typealias PowerSupplySource = SystemSource<PowerSupplyConfiguration>
 
-/// How `PowerSupplySource` behaves: its re-read interval.
-public typealias PowerSupplyConfiguration = UdevSourceConfiguration<PowerSupplyReading>
-
 extension SystemSource where Settings == PowerSupplyConfiguration {
     /// Creates the power source (`"power"`: `battery/*/state`, `battery/*/level`,
     /// `power/*/online`); nothing happens until `run()`.

@@ -29,3 +29,9 @@ public struct UdevSourceConfiguration<Devices>: Sendable {
         self.rereadInterval = rereadInterval
     }
 }
+
+/// How `PowerSupplySource` behaves: its re-read interval.
+public typealias PowerSupplyConfiguration = UdevSourceConfiguration<PowerSupplyReading>
+
+/// How `DisplaySource` behaves: its re-read interval.
+public typealias DisplayConfiguration = UdevSourceConfiguration<BacklightReading>

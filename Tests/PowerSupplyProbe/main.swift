@@ -23,7 +23,6 @@
 //   {"type":"suspended"}  {"type":"resumed","flushed":N}  {"type":"resync","reason":…}
 //   {"type":"source","source":"power" or "display","status":…,"reason":…}
 //   {"type":"ack","command":…}  {"type":"error","message":…}
-//   {"type":"log","level":…,"message":…}   what the source logs at warning and above
 
 import EpollLoop
 import Logging
@@ -94,7 +93,9 @@ while fdFloor > 0 {
 
 let bus = NotificationBus()
 let faults = UdevFaultInjector()
-let logger = Logger(label: "probe") { _ in LogLines() }
+// What the source skips (warnings and worse) goes to standard error, as swift-log's stream handler writes it.
+var logger = Logger(label: "probe") { label in StreamLogHandler.standardError(label: label) }
+logger.logLevel = .warning
 let loop = try EventLoopThread(name: "probe")
 let source: any NotifyBusSource = switch sourceName {
 case "display":

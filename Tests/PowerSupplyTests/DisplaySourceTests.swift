@@ -24,11 +24,6 @@ extension Probe {
     fileprivate convenience init(display testbed: Testbed, arguments: [String] = []) throws {
         try self.init(testbed: testbed, arguments: ["--source", "display"] + arguments)
     }
-
-    /// The messages the source logged (warnings and worse), oldest first.
-    fileprivate var logged: [String] {
-        lines.filter { $0["type"] == "log" }.compactMap { $0["message"]?.stringValue }
-    }
 }
 
 private let intel = ["max_brightness": "1000", "actual_brightness": "300", "brightness": "300"]
@@ -87,10 +82,9 @@ struct DisplaySourceTests {
         // All five are handled and held.
         #expect(probe.notesUntilSynced().isEmpty)
 
-        let resumed = probe.command("resume")
-        #expect(resumed.first?["type"] == "resumed")
-        #expect(resumed.first?["flushed"] == 1)
-        #expect(resumed.compactMap(Note.init) == [
+        let resumed = probe.resume()
+        #expect(resumed.flushed == 1)
+        #expect(resumed.notes == [
             Note("display/intel_backlight/brightness", 0.6, coalesced: 5, previous: 0.3, kind: "flushed"),
         ])
         try testbed.setBacklight("acpi_video0", ["brightness": "2", "actual_brightness": "2"])
@@ -177,18 +171,23 @@ struct DisplaySourceTests {
         #expect(probe.notes(1) == [Note("display/ddcci0/brightness", 0.7, previous: .null)])
     }
 
-    @Test func rereadsCatchChangesAndRemovalsThatCameWithoutAUevent() throws {
+    @Test func theRereadTimerCatchesWhatCameWithoutAUevent() throws {
         let testbed = try Testbed()
-        try testbed.addBacklight("intel_backlight", intel)
-        try testbed.addBacklight("ddcci0", ["max_brightness": "100", "actual_brightness": "40", "brightness": "40"])
+        for (name, maximum) in [("intel_backlight", "1000"), ("ddcci0", "100"), ("late", "0")] {
+            try testbed.addBacklight(name, ["max_brightness": maximum, "actual_brightness": "30"])
+        }
         let probe = try Probe(display: testbed, arguments: ["--reread-interval", "0.2"])
         #expect(probe.start().notes.count == 2)
 
-        // Firmware that changes the brightness without a uevent: the timer's re-read sees it.
+        // Firmware that changes the brightness without a uevent, a driver that fills in its
+        // maximum late, and a device gone unannounced: each is seen by the next re-read.
         try testbed.setBacklight("intel_backlight", ["actual_brightness": "250"], announced: false)
-        #expect(probe.notes(1) == [Note("display/intel_backlight/brightness", 0.25, previous: 0.3)])
+        #expect(probe.notes(1) == [Note("display/intel_backlight/brightness", 0.25, previous: 0.03)])
+        try testbed.setBacklight("late", ["max_brightness": "60"], announced: false)
+        #expect(probe.notes(1) == [Note("display/late/brightness", 0.5)])
         try testbed.remove("ddcci0", silently: true)
-        #expect(probe.notes(1) == [Note("display/ddcci0/brightness", .null, previous: 0.4)])
+        #expect(probe.notes(1) == [Note("display/ddcci0/brightness", .null, previous: 0.3)])
+        #expect(probe.logged.count == 1)
     }
 
     @Test func overflowAndRereadOnDemandReadEverythingAgain() throws {
