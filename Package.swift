@@ -110,6 +110,9 @@ let package = Package(
             dependencies: ["NotifyBus", "NotifyBusLog", "NotifyBusSources", "TestSupport", "notifywatch", "LiveAppExample"]),
         // notifywatch against the real iio-sensor-proxy, systemd-localed and xdg-desktop-portal.
         .testTarget(name: "RealDaemonTests", dependencies: ["NotifyBus", "TestSupport", "notifywatch"]),
+        // notifywatch suspended under a flood of uevents and D-Bus signals: memory and descriptors
+        // flat, the flush the truth (NOTIFYBUS_SOAK_SECONDS long; scripts/soak runs it for minutes).
+        .testTarget(name: "SoakTests", dependencies: ["NotifyBus", "DBus", "TestSupport", "notifywatch"]),
     ],
     swiftLanguageModes: [.v6]
 )

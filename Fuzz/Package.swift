@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// libFuzzer harnesses for the parsers, in a package of their own so that `swift build` and
+// libFuzzer harnesses for the parsers and the D-Bus message decoding, in a package of their own so that `swift build` and
 // `swift test` at the root never build them. `scripts/fuzz` builds them with
 // `-sanitize=fuzzer,address -D NOTIFYBUS_LIBFUZZER`: each harness's entry point then hands
 // its input function to libFuzzer's driver (`LLVMFuzzerRunDriver`); a plain
@@ -30,6 +30,14 @@ let package = Package(
             name: "FuzzJSONValue",
             dependencies: [.product(name: "NotifyBus", package: "NotifyBus"), "CLibFuzzer"],
             path: "Sources/FuzzJSONValue",
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+        ),
+        // D-Bus messages in their wire form: demarshalled, every header field and argument read,
+        // marshalled and read again.
+        .executableTarget(
+            name: "FuzzDBusMessage",
+            dependencies: [.product(name: "DBus", package: "NotifyBus"), "CLibFuzzer"],
+            path: "Sources/FuzzDBusMessage",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),
     ],

@@ -36,7 +36,7 @@ await withTaskGroup(of: Void.self) { group in
         for await status in source.statusUpdates() where status.isSettled { break }
     }
     let app = bus.subscribe(
-        ["battery/**", "power/**", "orientation", "locale", "display/**"], policy: .changed, initial: .current)
+        ["battery/**", "power/**", "orientation", "locale", "time/*", "display/**"], policy: .changed, initial: .current)
     // What the app is told.
     group.addTask {
         for await event in app {

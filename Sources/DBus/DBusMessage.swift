@@ -4,8 +4,11 @@ import CDBus
 import Glibc
 #endif
 
-/// A libdbus message, owned (one reference, released in `deinit`). Internal: C stays here.
-final class DBusMessage {
+/// A D-Bus message: a libdbus `DBusMessage`, owned (one reference, released in `deinit`).
+///
+/// The library makes and reads messages internally; the public part reads a message made
+/// from its wire form (`demarshal(_:)`): its header fields and its arguments as `DBusValue`s.
+public final class DBusMessage {
     let pointer: OpaquePointer
 
     /// Takes over a reference the caller owns.
@@ -52,12 +55,21 @@ final class DBusMessage {
     }
 
     /// What kind of message it is.
-    enum Kind: Equatable {
-        case methodCall, methodReturn, error, signal, other
+    public enum Kind: Sendable, Equatable {
+        /// A method call.
+        case methodCall
+        /// A method's reply.
+        case methodReturn
+        /// An error reply.
+        case error
+        /// A signal.
+        case signal
+        /// A message type this library does not know.
+        case other
     }
 
     /// Its kind. Wraps `dbus_message_get_type`.
-    var kind: Kind {
+    public var kind: Kind {
         switch dbus_message_get_type(pointer) {
         case NOTIFYBUS_DBUS_MESSAGE_TYPE_METHOD_CALL: .methodCall
         case NOTIFYBUS_DBUS_MESSAGE_TYPE_METHOD_RETURN: .methodReturn
@@ -69,14 +81,21 @@ final class DBusMessage {
 
     var type: Int32 { dbus_message_get_type(pointer) }
     /// The sender's serial number of this message. Wraps `dbus_message_get_serial`.
-    var serial: UInt32 { dbus_message_get_serial(pointer) }
-    var sender: String? { dbus_message_get_sender(pointer).map { String(cString: $0) } }
-    var destination: String? { dbus_message_get_destination(pointer).map { String(cString: $0) } }
-    var path: String? { dbus_message_get_path(pointer).map { String(cString: $0) } }
-    var interface: String? { dbus_message_get_interface(pointer).map { String(cString: $0) } }
-    var member: String? { dbus_message_get_member(pointer).map { String(cString: $0) } }
-    var errorName: String? { dbus_message_get_error_name(pointer).map { String(cString: $0) } }
-    var signature: String { dbus_message_get_signature(pointer).map { String(cString: $0) } ?? "" }
+    public var serial: UInt32 { dbus_message_get_serial(pointer) }
+    /// The sender's unique name, if the header has one. Wraps `dbus_message_get_sender`.
+    public var sender: String? { dbus_message_get_sender(pointer).map { String(cString: $0) } }
+    /// The destination, if the header has one. Wraps `dbus_message_get_destination`.
+    public var destination: String? { dbus_message_get_destination(pointer).map { String(cString: $0) } }
+    /// The object path, if the header has one. Wraps `dbus_message_get_path`.
+    public var path: String? { dbus_message_get_path(pointer).map { String(cString: $0) } }
+    /// The interface, if the header has one. Wraps `dbus_message_get_interface`.
+    public var interface: String? { dbus_message_get_interface(pointer).map { String(cString: $0) } }
+    /// The member (method or signal name), if the header has one. Wraps `dbus_message_get_member`.
+    public var member: String? { dbus_message_get_member(pointer).map { String(cString: $0) } }
+    /// The error name of an error reply. Wraps `dbus_message_get_error_name`.
+    public var errorName: String? { dbus_message_get_error_name(pointer).map { String(cString: $0) } }
+    /// The signature of the arguments (empty for none). Wraps `dbus_message_get_signature`.
+    public var signature: String { dbus_message_get_signature(pointer).map { String(cString: $0) } ?? "" }
 
     /// The header fields a match rule looks at, or `nil` for a message without a path,
     /// interface or member. libdbus has validated them when it read the message.
@@ -89,8 +108,8 @@ final class DBusMessage {
     }
 
     /// The first argument when it is a string or object path (what a rule's `arg0` matches),
-    /// read without decoding the others.
-    var firstStringArgument: String? {
+    /// read without decoding the others. Wraps `dbus_message_iter_get_basic`.
+    public var firstStringArgument: String? {
         var iter = DBusMessageIter()
         guard dbus_message_iter_init(pointer, &iter) != 0 else { return nil }
         let type = dbus_message_iter_get_arg_type(&iter)
@@ -111,9 +130,9 @@ final class DBusMessage {
         }
     }
 
-    /// The arguments, decoded.
+    /// The arguments, decoded (libdbus's message iterators, `dbus_message_iter_*`).
     /// - Throws: `DBusError` (`NotSupported`) for a Unix file descriptor, anywhere in the message.
-    func arguments() throws(DBusError) -> [DBusValue] {
+    public func arguments() throws(DBusError) -> [DBusValue] {
         var iter = DBusMessageIter()
         guard dbus_message_iter_init(pointer, &iter) != 0 else { return [] }
         var values: [DBusValue] = []
@@ -133,7 +152,7 @@ final class DBusMessage {
     }
 
     /// For an error reply: the error it carries (name, and the first argument when it is a string).
-    func error() -> DBusError {
+    public func error() -> DBusError {
         let name = errorName ?? DBusError.Name.failed
         let text = (try? arguments())?.first?.stringValue ?? ""
         return DBusError(name: name, message: text)

@@ -17,7 +17,8 @@ extension DBusProxy {
         }
     }
 
-    /// Applies a `GetAll` answer, then the changes that arrived while it was outstanding.
+    /// Applies a `GetAll` answer, then the changes that arrived while it was outstanding (they
+    /// were told when they arrived).
     ///
     /// Every queued change was received after the request was sent, so it is at least as new
     /// as the state the answer was taken from; a peer that answers with the state from before
@@ -32,11 +33,8 @@ extension DBusProxy {
             self.properties = properties
             tell(.loaded(properties))
         case .failure(let error):
+            // The cache keeps what it had, with the queued changes applied when they arrived.
             if error.name != DBusError.Name.disconnected { tell(.loadFailed(error)) }
-            for change in queued {
-                Self.apply(change, to: &properties)
-                tell(.changed(change))
-            }
         }
     }
 
@@ -50,10 +48,7 @@ extension DBusProxy {
             return
         }
         guard change.interface == interface else { return }
-        if load != nil {
-            load?.queued.append(change)
-            return
-        }
+        if load != nil { load?.queued.append(change) }
         Self.apply(change, to: &properties)
         tell(.changed(change))
     }

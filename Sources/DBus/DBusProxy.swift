@@ -20,18 +20,23 @@ import EpollLoop
 ///   lost the owner becomes unknown (`owner == nil`, `isOwnerKnown == false`) and `epoch` is
 ///   bumped too, without an owner-change callback: the connection's state handlers say why.
 /// - Properties (with `cachesProperties`): every new owner's properties are read with
-///   `GetAll`. `PropertiesChanged` signals that arrive while a `GetAll` is outstanding are
-///   queued and applied, in order, after its answer; those that arrive later are applied at
-///   once. The answer of a `GetAll` that a later one superseded is ignored.
+///   `GetAll`. Every `PropertiesChanged` signal is applied and told at once; those that arrive
+///   while a `GetAll` is outstanding are also applied again, in order, over its answer, so that
+///   an answer taken before them does not take them back. The answer of a `GetAll` that a
+///   later one superseded is ignored.
+/// - Re-reads: `syncOwner(timeout:then:)` makes a round trip to the bus daemon, after which
+///   the owner is current; `reloadProperties(then:)` reads every property again.
 /// - Calls: `call(_:arguments:timeout:completion:)` goes to `destination`; a reply that comes
 ///   back after the owner changed fails with `DBusError.Name.ownerChanged`.
 /// - Signals: `onSignal(_:handler:)` gets the interface's signals from the current owner.
 public final class DBusProxy {
     /// What happened to the cached properties.
     public enum PropertiesEvent: Sendable, Hashable {
-        /// `GetAll` answered: every property, with the changes that arrived meanwhile applied.
+        /// `GetAll` answered: every property, with the changes that arrived meanwhile (already
+        /// told as `changed`) applied over the answer.
         case loaded([String: DBusValue])
-        /// A `PropertiesChanged` signal, applied to the cache.
+        /// A `PropertiesChanged` signal, applied to the cache (told when it arrives, also while a
+        /// `GetAll` is outstanding).
         case changed(DBusPropertiesChange)
         /// `GetAll` failed (not when the connection went away: that is a state change).
         case loadFailed(DBusError)
@@ -69,7 +74,7 @@ public final class DBusProxy {
     var loadNumber: UInt64 = 0
     private var closed = false
 
-    /// The `GetAll` in flight and the changes that arrived since it was sent.
+    /// The `GetAll` in flight and the changes that arrived since it was sent (applied again over its answer).
     struct PropertiesLoad {
         let number: UInt64
         var queued: [DBusPropertiesChange] = []
@@ -182,6 +187,18 @@ public final class DBusProxy {
             }
             completion(result)
         }
+    }
+
+    /// Makes a round trip to the bus daemon (`GetNameOwner` of `destination`) and calls `done`
+    /// with its reply: the daemon answers after every message it queued for this connection
+    /// before (a `NameOwnerChanged` sent while the process stood stopped), and the reply is
+    /// dispatched after them, so `owner` is current when `done` runs. `done` is also called
+    /// when the round trip fails (disconnected, timed out) or the proxy is gone.
+    public func syncOwner(timeout: Duration? = nil, then done: @escaping () -> Void) {
+        connection.call(
+            destination: .bus, path: .bus, interface: .bus, member: "GetNameOwner",
+            arguments: [.string(destination.rawValue)], timeout: timeout
+        ) { _ in done() }
     }
 
     // MARK: Owner

@@ -18,7 +18,7 @@ public protocol NotifyBusSource: Service {
     var name: String { get }
     /// The patterns of the keys it publishes, e.g. `battery/*/state`.
     var keyPatterns: [KeyPattern] { get }
-    /// The status it last reported (`unavailable("not started")` before `run()`).
+    /// The status it last reported (`SourceStatus.notStarted` before `run()`).
     var status: SourceStatus { get }
     /// The current status, then every change, until `run()` returns.
     func statusUpdates() -> AsyncStream<SourceStatus>

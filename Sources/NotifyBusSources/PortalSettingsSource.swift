@@ -25,7 +25,7 @@ import NotifyBus
 /// | `v` (any depth) | the value inside | `<<uint32 1>>` → `1` |
 /// | `b` | `true`/`false` | |
 /// | `y` `n` `q` `i` `u` `x` | integer | `color-scheme` `u` 1 → `1` |
-/// | `t` | integer; above 2⁶³−1 a number | |
+/// | `t` | integer; above 2⁶³−1 too, digits kept exactly (`.decimal`) | |
 /// | `d` | number (NaN and infinities → `null`) | `text-scaling-factor` 1.25 → `1.25` |
 /// | `s` `o` `g` | string | `'prefer-dark'` → `"prefer-dark"` |
 /// | `(…)` | array of the fields | `accent-color` `(ddd)` → `[0.25, 0.5, 1.0]` |
@@ -85,7 +85,7 @@ extension SystemSource where Settings == PortalSettingsConfiguration {
         }
     }
 
-    /// A setting's value as JSON (see the table above).
+    /// A setting's value as JSON (see the table of `PortalSettingsSource`).
     public static func json(from value: DBusValue) -> JSONValue {
         switch value {
         case .variant(let inner): json(from: inner)
@@ -96,7 +96,7 @@ extension SystemSource where Settings == PortalSettingsConfiguration {
         case .int32(let v): .integer(Int64(v))
         case .uint32(let v): .integer(Int64(v))
         case .int64(let v): .integer(v)
-        case .uint64(let v): Int64(exactly: v).map(JSONValue.integer) ?? .number(Double(v))
+        case .uint64(let v): JSONValue(v)
         case .double(let d): d.isFinite ? .number(d) : .null
         case .string(let s), .objectPath(let s), .signature(let s): .string(s)
         case .structure(let fields): .array(fields.map(json(from:)))

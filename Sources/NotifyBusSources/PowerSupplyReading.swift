@@ -40,7 +40,7 @@ public struct PowerSupplyReading: Sendable, Hashable {
 
     /// Reads a device through `lookup(property, attribute)`, which returns the udev property's
     /// value, or else the sysfs attribute's, or `nil`. Returns `nil` for a device that maps onto
-    /// no key (see the table above).
+    /// no key (see the table of `PowerSupplyReading`).
     public init?(name: String, lookup: (_ property: String, _ attribute: String) -> String?) {
         self.name = name
         let type = lookup("POWER_SUPPLY_TYPE", "type")?.sysfsTrimmed

@@ -4,7 +4,12 @@ import NotifyBus
 /// A client of iio-sensor-proxy as a plain state: what is known of the service's owner, and
 /// where each sensor's claim stands. Every event returns the actions to carry out, in order;
 /// `SensorProxyWatcher` carries them out (D-Bus calls, timers, publishing, status) and feeds
-/// the replies back as events. No bus, no timer and no thread of its own: tests drive it directly.
+/// its `DBusProxy`'s events and the replies back as events. No bus, no timer and no thread of
+/// its own: tests drive it directly.
+///
+/// The owner and its epoch come from the proxy (`DBusProxy.owner`, `DBusProxy.epoch`), which
+/// also reads every new owner's properties (`propertiesLoaded(_:)`) and drops the `GetAll`
+/// answers of a former owner.
 ///
 /// `Waiter` is what a re-read leaves to be called once the state is published (a closure in the
 /// watcher); it comes back in `Action.finishWaiters`.
@@ -14,8 +19,8 @@ import NotifyBus
 ///   reports defaults (`undefined`, `false`, `0`). A claimed sensor is `settling` until a
 ///   reading arrives in a signal or its settle timer fires (then its value is read with `GetAll`);
 ///   only `live` sensors publish.
-/// - Signals count only from the service's current owner; replies only for the current epoch,
-///   which every owner change and every disconnection bumps.
+/// - Signals count only from the service's current owner; claim replies only for the current
+///   epoch, which every owner change and every disconnection bumps.
 /// - A new owner (a restart, the bus back) is read and its sensors claimed again; a sensor that
 ///   turns present (plugged in) is claimed, one that turns absent is reset.
 /// - A failed claim leaves the sensor `unclaimable`: nothing to wait for. The next read that
@@ -42,7 +47,7 @@ struct SensorProxyStateMachine<Waiter> {
         /// The name has no owner.
         case absent
         /// Owned by the unique name `name`; `propertiesRead` once a `GetAll` of this owner answered.
-        case present(name: String, propertiesRead: Bool)
+        case present(name: BusName, propertiesRead: Bool)
     }
 
     /// What the watcher does, in the order given.
@@ -53,10 +58,11 @@ struct SensorProxyStateMachine<Waiter> {
         case reportProblem(String)
         /// Publish `value` under `key` if it differs from the bus's current one.
         case publish(key: String, value: JSONValue)
-        /// Read every property (`GetAll`); answer with `propertiesRead(_:epoch:)`.
-        case readProperties(epoch: Int)
+        /// Read every property again (`GetAll`); answer with `propertiesLoaded(_:)` or
+        /// `propertiesLoadFailed(_:)`.
+        case readProperties
         /// Call `Claim…`; answer with `claimReplied(_:epoch:error:)`.
-        case claim(SensorProxySensor, epoch: Int)
+        case claim(SensorProxySensor, epoch: UInt64)
         /// Start (or restart) the sensor's settle timer; answer with `settleTimerFired(_:)`.
         case startSettleTimer(SensorProxySensor)
         /// Cancel the sensor's settle timer.
@@ -78,14 +84,16 @@ struct SensorProxyStateMachine<Waiter> {
         /// Make a round trip to the bus daemon, so that every message queued before it (an owner
         /// change while the process stood stopped) is handled; then call `busSynced()`.
         case syncWithBus
-        /// Read every property; once `propertiesRead(_:epoch:)` is applied, call `waitUntilSettled(_:)`.
-        case readProperties(epoch: Int)
+        /// Read every property again; once its answer is applied (`propertiesLoaded(_:)` or
+        /// `propertiesLoadFailed(_:)`), call `waitUntilSettled(_:)`.
+        case readProperties
     }
 
     /// What is known of the service's owner.
     private(set) var owner: Owner = .unknown
-    /// Bumped at every owner change and disconnection: replies for an earlier one are ignored.
-    private(set) var epoch = 0
+    /// The proxy's epoch as last told (bumped at every owner change and disconnection): claim
+    /// replies for an earlier one are ignored.
+    private(set) var epoch: UInt64 = 0
     /// Whether the source is stopping: signals, owner changes and replies are ignored.
     private(set) var isStopped = false
     private var sensors: [SensorProxySensor: SensorState] = [:]
@@ -100,11 +108,11 @@ struct SensorProxyStateMachine<Waiter> {
     /// How the bus is named in statuses (`system bus`).
     let busDescription: String
     /// The service's well-known name, for statuses.
-    let service: String
+    let service: BusName
     /// The service's interface: signals for another one are ignored.
-    let interface: String
+    let interface: InterfaceName
 
-    init(busDescription: String, service: String, interface: String) {
+    init(busDescription: String, service: BusName, interface: InterfaceName) {
         self.busDescription = busDescription
         self.service = service
         self.interface = interface
@@ -133,35 +141,37 @@ struct SensorProxyStateMachine<Waiter> {
     }
 
     /// The connection to the bus is lost: the owner is unknown until the bus tells it again.
-    mutating func disconnected(_ error: DBusError) -> [Action] {
-        var actions = forgetService()
+    /// `epoch` is the proxy's, which counted the loss.
+    mutating func disconnected(_ error: DBusError, epoch: UInt64) -> [Action] {
+        var actions = forgetService(epoch: epoch)
         owner = .unknown
         report(.unavailable(reason: "\(busDescription) unreachable: \(error)"), into: &actions)
         return actions
     }
 
-    /// The bus told the service's owner (`nil`: none), at connection or at a change.
-    mutating func ownerChanged(to newOwner: String?) -> [Action] {
+    /// The bus told the service's owner (`nil`: none), at connection or at a change; `epoch` is
+    /// the proxy's for this owner. The proxy reads a new owner's properties by itself: they come
+    /// as `propertiesLoaded(_:)`.
+    mutating func ownerChanged(to newOwner: BusName?, epoch: UInt64) -> [Action] {
         guard !isStopped else { return [] }
         switch (owner, newOwner) {
         case (.absent, nil): return []
         case (.present(let name, _), let newOwner?) where name == newOwner: return []
         default: break
         }
-        var actions = forgetService()
+        var actions = forgetService(epoch: epoch)
         guard let newOwner else {
             owner = .absent
             report(.unavailable(reason: "iio-sensor-proxy (\(service)) is not running"), into: &actions)
             return actions
         }
         owner = .present(name: newOwner, propertiesRead: false)
-        actions.append(.readProperties(epoch: epoch))
         return actions
     }
 
-    /// Forgets the service's sensors and bumps the epoch; the caller sets the owner.
-    private mutating func forgetService() -> [Action] {
-        epoch += 1
+    /// Forgets the service's sensors and takes the proxy's `epoch`; the caller sets the owner.
+    private mutating func forgetService(epoch: UInt64) -> [Action] {
+        self.epoch = epoch
         let settling = SensorProxySensor.allCases.filter { state(of: $0).isSettling }
         sensors = [:]
         return settling.map { .cancelSettleTimer($0) }
@@ -169,34 +179,44 @@ struct SensorProxyStateMachine<Waiter> {
 
     // MARK: Properties
 
-    /// The answer to `Action.readProperties(epoch:)`.
-    mutating func propertiesRead(_ result: Result<[String: DBusValue], DBusError>, epoch: Int) -> [Action] {
-        guard epoch == self.epoch, !isStopped, case .present(let name, _) = owner else { return [] }
+    /// A `GetAll` of the current owner answered (`DBusProxy.PropertiesEvent.loaded`): a new
+    /// owner's first read, or the answer to `Action.readProperties`.
+    mutating func propertiesLoaded(_ properties: [String: DBusValue]) -> [Action] {
+        guard !isStopped, case .present(let name, _) = owner else { return [] }
         var actions: [Action] = []
-        switch result {
-        case .success(let properties):
-            owner = .present(name: name, propertiesRead: true)
-            apply(properties, trusted: false, into: &actions)
-            updateStatus(into: &actions)
-        case .failure(let error):
-            actions.append(.reportProblem("GetAll(\(interface)) failed: \(error)"))
-            report(.unavailable(reason: "cannot read \(service): \(error)"), into: &actions)
-        }
+        owner = .present(name: name, propertiesRead: true)
+        apply(properties, trusted: false, into: &actions)
+        updateStatus(into: &actions)
         return actions
     }
 
-    /// A `PropertiesChanged` signal, broadcast or unicast to us, from `sender`.
+    /// A `GetAll` of the current owner failed (`DBusProxy.PropertiesEvent.loadFailed`).
+    mutating func propertiesLoadFailed(_ error: DBusError) -> [Action] {
+        guard !isStopped, case .present = owner else { return [] }
+        var actions: [Action] = [.reportProblem("GetAll(\(interface)) failed: \(error)")]
+        report(.unavailable(reason: "cannot read \(service): \(error)"), into: &actions)
+        return actions
+    }
+
+    /// A `PropertiesChanged` signal, broadcast or unicast to us, from `sender`
+    /// (`DBusProxy.PropertiesEvent.changed`).
     mutating func propertiesChanged(
-        interface: String, changed: [String: DBusValue], invalidated: [String], sender: String
+        interface: InterfaceName, changed: [String: DBusValue], invalidated: [String], sender: BusName
     ) -> [Action] {
         guard !isStopped, case .present(let name, _) = owner, sender == name, interface == self.interface else {
             return []
         }
         var actions: [Action] = []
         apply(changed, trusted: true, into: &actions)
-        if !invalidated.isEmpty { actions.append(.readProperties(epoch: epoch)) }
+        if !invalidated.isEmpty { actions.append(.readProperties) }
         updateStatus(into: &actions)
         return actions
+    }
+
+    /// A `PropertiesChanged` signal whose arguments are not `(s, a{sv}, as)`
+    /// (`DBusProxy.PropertiesEvent.malformedSignal`): reported and skipped.
+    func malformedSignal(_ error: DBusError) -> [Action] {
+        [.reportProblem("unexpected signal: \(error)")]
     }
 
     // MARK: Claims
@@ -213,7 +233,7 @@ struct SensorProxyStateMachine<Waiter> {
     }
 
     /// The answer to `Action.claim(_:epoch:)`: `error` is `nil` when it succeeded.
-    mutating func claimReplied(_ sensor: SensorProxySensor, epoch: Int, error: DBusError?) -> [Action] {
+    mutating func claimReplied(_ sensor: SensorProxySensor, epoch: UInt64, error: DBusError?) -> [Action] {
         guard epoch == self.epoch, !isStopped else { return [] }
         let claiming: Bool?
         if case .claiming(let afterFailure) = state(of: sensor) { claiming = afterFailure } else { claiming = nil }
@@ -232,7 +252,7 @@ struct SensorProxyStateMachine<Waiter> {
     mutating func settleTimerFired(_ sensor: SensorProxySensor) -> [Action] {
         guard !isStopped, state(of: sensor).isSettling else { return [] }
         sensors[sensor] = .live
-        return [.readProperties(epoch: epoch)]
+        return [.readProperties]
     }
 
     /// Marks a settling sensor live: a reading arrived after its claim.
@@ -287,7 +307,7 @@ struct SensorProxyStateMachine<Waiter> {
     /// The round trip of `RereadStep.syncWithBus` came back: the owner is current.
     func busSynced() -> RereadStep {
         guard !isStopped, case .present = owner else { return .finish }
-        return .readProperties(epoch: epoch)
+        return .readProperties
     }
 
     /// The re-read's properties were applied: `waiter` is finished once the state is published,

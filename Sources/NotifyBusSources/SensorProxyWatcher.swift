@@ -3,7 +3,9 @@ import EpollLoop
 import NotifyBus
 
 /// The loop-side part of `SensorProxySource`: carries out what its `SensorProxyStateMachine`
-/// decides (D-Bus calls, timers, publishing, status) and feeds the bus's answers back to it.
+/// decides (D-Bus calls, timers, publishing, status) and feeds it what its `DBusProxy` tells
+/// (owner changes with their epoch, properties loaded, changed, failed to load, malformed
+/// signals) and the replies to its calls.
 final class SensorProxyWatcher: ConfiguredWatcher {
     static let service: BusName = "net.hadess.SensorProxy"
     static let path: ObjectPath = "/net/hadess/SensorProxy"
@@ -17,6 +19,8 @@ final class SensorProxyWatcher: ConfiguredWatcher {
     private let report: (SourceStatus) -> Void
     private let problem: SourceProblems
     private let connection: DBusConnection
+    /// iio-sensor-proxy's owner and epoch, its properties (`GetAll`, `PropertiesChanged`) and its methods.
+    private let sensorProxy: DBusProxy
     private var state: StateMachine
     private var settleTimers: [SensorProxySensor: LoopTimer] = [:]
     /// The time limit of the re-reads waiting for the source to settle.
@@ -34,30 +38,36 @@ final class SensorProxyWatcher: ConfiguredWatcher {
         self.report = report
         self.problem = problem
         connection = DBusConnection(address: configuration.address, context: context, configuration: configuration.connection)
-        state = StateMachine(busDescription: "\(configuration.address)", service: Self.service.rawValue, interface: Self.interface.rawValue)
+        sensorProxy = DBusProxy(connection: connection, destination: Self.service, path: Self.path, interface: Self.interface)
+        state = StateMachine(busDescription: "\(configuration.address)", service: Self.service, interface: Self.interface)
     }
 
     func start(in context: LoopContext) {
         perform(state.started())
+        // Registered after the proxy's own handler: its epoch already counts the loss.
         connection.onStateChange { [weak self] connectionState in
             guard let self, case .disconnected(let error) = connectionState else { return }
-            self.perform(self.state.disconnected(error))
+            self.perform(self.state.disconnected(error, epoch: self.sensorProxy.epoch))
         }
-        connection.propertiesChanges(sender: Self.service, path: Self.path, interface: Self.interface) {
-            [weak self] result in
+        sensorProxy.onPropertiesChange { [weak self] event in
             guard let self else { return }
-            switch result {
-            case .success(let change):
+            switch event {
+            case .loaded(let properties):
+                self.perform(self.state.propertiesLoaded(properties))
+            case .changed(let change):
                 self.perform(
                     self.state.propertiesChanged(
-                        interface: change.interface.rawValue, changed: change.changed, invalidated: change.invalidated,
-                        sender: change.signal.sender.rawValue))
-            case .failure(let error): self.problem("unexpected signal: \(error)")
+                        interface: change.interface, changed: change.changed, invalidated: change.invalidated,
+                        sender: change.signal.sender))
+            case .loadFailed(let error):
+                self.perform(self.state.propertiesLoadFailed(error))
+            case .malformedSignal(let error):
+                self.perform(self.state.malformedSignal(error))
             }
         }
-        connection.nameOwners(of: Self.service) { [weak self] owner in
+        sensorProxy.onOwnerChange { [weak self] owner in
             guard let self else { return }
-            self.perform(self.state.ownerChanged(to: owner?.rawValue))
+            self.perform(self.state.ownerChanged(to: owner, epoch: self.sensorProxy.epoch))
         }
         connection.connect()
     }
@@ -84,15 +94,13 @@ final class SensorProxyWatcher: ConfiguredWatcher {
         case .finish:
             done()
         case .syncWithBus:
-            connection.call(
-                destination: .bus, path: .bus, interface: .bus,
-                member: "GetNameOwner", arguments: [.string(Self.service.rawValue)], timeout: .seconds(2)
-            ) { [weak self] _ in
+            sensorProxy.syncOwner(timeout: .seconds(2)) { [weak self] in
                 guard let self else { return done() }
                 self.continueReread(self.state.busSynced(), then: done)
             }
-        case .readProperties(let epoch):
-            readProperties(epoch: epoch) { [weak self] in
+        case .readProperties:
+            // The answer reaches the state machine (`propertiesLoaded`) before this completion.
+            sensorProxy.reloadProperties { [weak self] in
                 guard let self else { return done() }
                 self.perform(self.state.waitUntilSettled(done))
             }
@@ -113,12 +121,10 @@ final class SensorProxyWatcher: ConfiguredWatcher {
             problem(message)
         case .publish(let key, let value):
             bus.publishIfChanged(key, value)
-        case .readProperties(let epoch):
-            readProperties(epoch: epoch, then: {})
+        case .readProperties:
+            sensorProxy.reloadProperties()
         case .claim(let sensor, let epoch):
-            connection.call(
-                destination: Self.service, path: Self.path, interface: Self.interface, member: sensor.claimMember
-            ) { [weak self] result in
+            sensorProxy.call(sensor.claimMember) { [weak self] result in
                 guard let self else { return }
                 let error: DBusError?
                 switch result {
@@ -151,26 +157,14 @@ final class SensorProxyWatcher: ConfiguredWatcher {
         case .releaseAndClose(let sensors):
             let done = stopDone ?? {}
             stopDone = nil
-            let countdown = Countdown(sensors.count) { [connection] in
+            let countdown = Countdown(sensors.count) { [connection, sensorProxy] in
+                sensorProxy.close()
                 connection.close()
                 done()
             }
             for sensor in sensors {
-                connection.call(
-                    destination: Self.service, path: Self.path, interface: Self.interface,
-                    member: sensor.releaseMember, timeout: .seconds(1)
-                ) { _ in countdown.signal() }
+                sensorProxy.call(sensor.releaseMember, timeout: .seconds(1)) { _ in countdown.signal() }
             }
-        }
-    }
-
-    /// Reads every property (`GetAll`), hands the answer to the state machine, then calls `done`.
-    private func readProperties(epoch: Int, then done: @escaping () -> Void) {
-        connection.getAllProperties(destination: Self.service, path: Self.path, interface: Self.interface) {
-            [weak self] result in
-            defer { done() }
-            guard let self else { return }
-            self.perform(self.state.propertiesRead(result, epoch: epoch))
         }
     }
 }

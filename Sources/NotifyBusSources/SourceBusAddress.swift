@@ -38,6 +38,7 @@ public struct SourceConnectionOptions: Sendable {
     ///   - reconnects: whether to connect again after the bus went away or could not be reached.
     ///   - initialBackoff: the first wait before connecting again; it doubles after each failed
     ///     attempt, up to `maximumBackoff`.
+    ///   - maximumBackoff: the longest wait between attempts.
     ///   - defaultTimeout: the timeout of method calls.
     public init(
         reconnects: Bool = true, initialBackoff: Duration = .milliseconds(100),

@@ -8,7 +8,7 @@ import NotifyBus
 /// import NotifyBusSources
 ///
 /// let bus = NotificationBus()
-/// let sources = SystemSources.all(bus: bus)      // power, sensors, locale, settings, display
+/// let sources = SystemSources.all(bus: bus)      // power, sensors, locale, settings, time, display
 /// try await withThrowingTaskGroup(of: Void.self) { group in
 ///     for source in sources { group.addTask { try await source.run() } }
 ///     …                                          // or run them in a ServiceGroup
@@ -19,11 +19,11 @@ import NotifyBus
 /// `unavailable` and keeps watching for it, so "every source that can run here" is every source.
 public enum SystemSources {
     /// Every source's name, in the order `all(bus:options:)` returns them.
-    public static let names = ["power", "sensors", "locale", "settings", "display"]
+    public static let names = ["power", "sensors", "locale", "settings", "time", "display"]
 
     /// Which sources to make, and where the D-Bus ones connect.
     public struct Options: Sendable {
-        /// The system bus (sensors, locale).
+        /// The system bus (sensors, locale, time).
         public var systemBus: SourceBusAddress
         /// The session bus (settings).
         public var sessionBus: SourceBusAddress
@@ -70,6 +70,8 @@ public enum SystemSources {
             case "settings":
                 PortalSettingsSource(
                     bus: bus, loop: loop, configuration: .init(address: options.sessionBus), logger: logger)
+            case "time":
+                TimeSource(bus: bus, loop: loop, configuration: .init(address: options.systemBus), logger: logger)
             case "display":
                 DisplaySource(bus: bus, loop: loop, logger: logger)
             default:

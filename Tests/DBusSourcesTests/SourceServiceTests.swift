@@ -14,17 +14,19 @@ struct SourceServiceTests {
         let log = LogRecorder()
         let sources = SystemSources.all(bus: notifications, options: .init(
             systemBus: bus.sourceAddress, sessionBus: bus.sourceAddress, logger: log.logger))
-        #expect(sources.map(\.name) == ["power", "sensors", "locale", "settings"])
+        #expect(sources.map(\.name) == ["power", "sensors", "locale", "settings", "time", "display"])
         let loops = sources.compactMap { source -> SourceLoop? in
             switch source {
             case let source as PowerSupplySource: source.loop
             case let source as SensorProxySource: source.loop
             case let source as LocaleSource: source.loop
             case let source as PortalSettingsSource: source.loop
+            case let source as TimeSource: source.loop
+            case let source as DisplaySource: source.loop
             default: nil
             }
         }
-        #expect(loops.count == 4)
+        #expect(loops.count == 6)
         let loop = try #require(loops.first)
         #expect(loops.allSatisfy { $0 === loop })
         #expect(!loop.isRunning)  // it starts with the first source

@@ -3,6 +3,10 @@ import TestSupport
 import EpollLoop
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 private let name: BusName = "org.notifybus.Proxied"
 private let path: ObjectPath = "/org/notifybus/Proxied"
 private let interface: InterfaceName = "org.notifybus.Proxied"
@@ -69,6 +73,20 @@ private final class ProxyHarness: Sendable {
     func with<R: Sendable>(_ body: @escaping @Sendable (DBusProxy) -> R) async throws -> R {
         let key = self.key
         return try await loop.submit { context in body(context[local: key]!) }
+    }
+
+    /// Holds the proxy's loop (up to 10 s) until `flag` records something, then runs `body`
+    /// with the proxy there: what the bus sends meanwhile waits undispatched.
+    func holdLoop(until flag: Recorder<Bool>, then body: @escaping @Sendable (DBusProxy) -> Void) throws {
+        let key = self.key
+        try loop.execute { context in
+            var waited = 0
+            while flag.all.isEmpty, waited < 10_000 {
+                usleep(1000)
+                waited += 1
+            }
+            body(context[local: key]!)
+        }
     }
 
     func call(_ member: MemberName, _ arguments: [DBusValue]) async throws -> Result<[DBusValue], DBusError> {
@@ -146,10 +164,41 @@ struct DBusProxyTests {
         let proxy = try ProxyHarness(bus: bus)
         #expect(await proxy.told.wait { $0.contains { if case .loaded = $0 { true } else { false } } })
         #expect(try await proxy.with { $0.properties["Level"] } == .double(0.9))
-        #expect(proxy.told.all.contains(.loaded(["Level": .double(0.9), "Name": .string("x")])))
+        // The change is told when it arrives, and the answer, taken before it, does not take it back.
+        let told = proxy.told.all.filter { if case .owner = $0 { false } else { true } }
+        #expect(told == [
+            .changed(["Level": .double(0.9)], invalidated: []), .loaded(["Level": .double(0.9), "Name": .string("x")]),
+        ])
         await proxy.shutdown()
         await client.close()
         service.terminate()
+    }
+
+    @Test func aRoundTripToTheBusMakesTheOwnerCurrent() async throws {
+        let bus = try PrivateBus()
+        let client = try DBusClient(address: bus.dbusAddress)
+        let clientName = try await client.waitUntilConnected()
+        _ = try await client.call(
+            destination: .bus, path: .bus, interface: .bus, member: "RequestName",
+            arguments: [.string(name.rawValue), .uint32(0)])
+        let proxy = try ProxyHarness(bus: bus)
+        #expect(await proxy.told.wait { $0.contains(.owner(clientName)) })
+
+        // The name is given up while the proxy's loop is held: its NameOwnerChanged waits,
+        // undispatched, when the round trip starts, and is handled before the round trip ends.
+        let released = Recorder<Bool>()
+        let seen = Recorder<BusName?>()
+        try proxy.holdLoop(until: released) { proxy in
+            seen.append(proxy.owner)
+            proxy.syncOwner(timeout: .seconds(2)) { seen.append(proxy.owner) }
+        }
+        _ = try await client.call(
+            destination: .bus, path: .bus, interface: .bus, member: "ReleaseName", arguments: [.string(name.rawValue)])
+        released.append(true)
+        #expect(await seen.wait { $0.count == 2 })
+        #expect(seen.all == [clientName, nil])
+        await proxy.shutdown()
+        await client.close()
     }
 
     @Test func callsGoToTheOwnerAndSignalsComeOnlyFromIt() async throws {

@@ -7,8 +7,8 @@ import Testing
 private typealias Machine = SensorProxyStateMachine<Int>
 private typealias Action = Machine.Action
 
-private let serviceOwner = ":1.5"
-private let interface = "net.hadess.SensorProxy"
+private let serviceOwner: BusName = ":1.5"
+private let interface: InterfaceName = "net.hadess.SensorProxy"
 private let allSensors: [String: DBusValue] = [
     "HasAccelerometer": .boolean(true), "AccelerometerOrientation": .string("normal"),
     "HasAmbientLight": .boolean(true), "LightLevel": .double(42), "LightLevelUnit": .string("lux"),
@@ -32,14 +32,14 @@ private func publishes(_ actions: [Action]) -> [Action] {
 
 extension Machine {
     /// A signal from the owner.
-    mutating func signal(_ changed: [String: DBusValue], invalidated: [String] = [], from sender: String = serviceOwner) -> [Action] {
+    mutating func signal(_ changed: [String: DBusValue], invalidated: [String] = [], from sender: BusName = serviceOwner) -> [Action] {
         propertiesChanged(interface: interface, changed: changed, invalidated: invalidated, sender: sender)
     }
 
     /// Owner present, properties read, every sensor in `properties` claimed (claims answered).
     mutating func claimedAll(_ properties: [String: DBusValue] = allSensors) {
-        _ = ownerChanged(to: serviceOwner)
-        _ = propertiesRead(.success(properties), epoch: epoch)
+        _ = ownerChanged(to: serviceOwner, epoch: epoch + 1)
+        _ = propertiesLoaded(properties)
         for sensor in SensorProxySensor.allCases where state(of: sensor) == claiming {
             _ = claimReplied(sensor, epoch: epoch, error: nil)
         }
@@ -58,23 +58,25 @@ struct SensorProxyStateMachineTests {
         var machine = makeMachine()
         #expect(machine.started() == [.reportStatus(.starting(reason: "connecting to the system bus"))])
         #expect(machine.owner == .unknown)
-        #expect(machine.ownerChanged(to: nil) == [.reportStatus(.unavailable(reason: "iio-sensor-proxy (net.hadess.SensorProxy) is not running"))])
+        #expect(machine.ownerChanged(to: nil, epoch: 1) == [.reportStatus(.unavailable(reason: "iio-sensor-proxy (net.hadess.SensorProxy) is not running"))])
         #expect(machine.owner == .absent)
         // The same answer again changes nothing.
-        #expect(machine.ownerChanged(to: nil) == [])
+        #expect(machine.ownerChanged(to: nil, epoch: 1) == [])
         #expect(machine.isSettled)
     }
 
     @Test func anOwnerIsReadThenItsPresentSensorsClaimedAndReadingsBeforeTheClaimIgnored() {
         var machine = makeMachine()
-        #expect(machine.ownerChanged(to: serviceOwner) == [.readProperties(epoch: 1)])
+        // The proxy reads a new owner's properties by itself: nothing to ask for.
+        #expect(machine.ownerChanged(to: serviceOwner, epoch: 1) == [])
+        #expect(machine.epoch == 1)
         #expect(machine.owner == .present(name: serviceOwner, propertiesRead: false))
         #expect(!machine.isSettled)
-        #expect(machine.ownerChanged(to: serviceOwner) == [])
+        #expect(machine.ownerChanged(to: serviceOwner, epoch: 1) == [])
 
         let properties = allSensors.merging(["HasProximity": .boolean(false)]) { $1 }
         #expect(
-            machine.propertiesRead(.success(properties), epoch: 1) == [
+            machine.propertiesLoaded(properties) == [
                 .claim(.accelerometer, epoch: 1), .claim(.light, epoch: 1),
                 .reportStatus(.starting(reason: "claiming sensors")),
             ])
@@ -93,7 +95,7 @@ struct SensorProxyStateMachineTests {
         machine.claimedAll()
         #expect(machine.state(of: .accelerometer) == settling)
         // A read while settling publishes nothing: the value may be the daemon's default.
-        #expect(publishes(machine.propertiesRead(.success(allSensors), epoch: machine.epoch)).isEmpty)
+        #expect(publishes(machine.propertiesLoaded(allSensors)).isEmpty)
         #expect(
             machine.signal(["AccelerometerOrientation": .string("left-up")]) == [
                 .cancelSettleTimer(.accelerometer), .publish(key: "orientation", value: "landscape-left"),
@@ -110,29 +112,35 @@ struct SensorProxyStateMachineTests {
 
     @Test func aClaimSettlesWhenItsTimerFiresAndIsThenRead() {
         var machine = makeMachine()
-        _ = machine.ownerChanged(to: serviceOwner)
-        _ = machine.propertiesRead(.success(["HasProximity": .boolean(true), "ProximityNear": .boolean(false)]), epoch: 1)
+        _ = machine.ownerChanged(to: serviceOwner, epoch: 1)
+        _ = machine.propertiesLoaded(["HasProximity": .boolean(true), "ProximityNear": .boolean(false)])
         #expect(machine.claimReplied(.proximity, epoch: 1, error: nil) == [.startSettleTimer(.proximity)])
         #expect(machine.state(of: .proximity) == settling)
-        #expect(machine.settleTimerFired(.proximity) == [.readProperties(epoch: 1)])
+        #expect(machine.settleTimerFired(.proximity) == [.readProperties])
         #expect(machine.state(of: .proximity) == .live)
         #expect(machine.settleTimerFired(.proximity) == [])
         #expect(
-            machine.propertiesRead(.success(["HasProximity": .boolean(true), "ProximityNear": .boolean(false)]), epoch: 1)
+            machine.propertiesLoaded(["HasProximity": .boolean(true), "ProximityNear": .boolean(false)])
                 == [.publish(key: "proximity", value: false), .reportStatus(.running)])
     }
 
     @Test func staleRepliesAndOtherSendersAreIgnored() {
         var machine = makeMachine()
-        _ = machine.ownerChanged(to: ":1.4")
-        _ = machine.propertiesRead(.success(allSensors), epoch: 1)
-        // The owner restarts: replies for the first one no longer count.
-        #expect(machine.ownerChanged(to: serviceOwner) == [.readProperties(epoch: 2)])
+        _ = machine.ownerChanged(to: ":1.4", epoch: 1)
+        _ = machine.propertiesLoaded(allSensors)
+        // The owner restarts: claim replies for the first one no longer count.
+        #expect(machine.ownerChanged(to: serviceOwner, epoch: 2) == [])
+        #expect(machine.epoch == 2)
         #expect(machine.claimReplied(.accelerometer, epoch: 1, error: nil) == [])
         #expect(machine.claimReplied(.light, epoch: 1, error: failure) == [])
-        #expect(machine.propertiesRead(.success(allSensors), epoch: 1) == [])
-        #expect(machine.propertiesRead(.failure(failure), epoch: 1) == [])
         #expect(machine.owner == .present(name: serviceOwner, propertiesRead: false))
+        #expect(machine.presentSensors.isEmpty)
+        // Without an owner, a late GetAll answer counts for nothing (the proxy drops those of a
+        // former owner that a new owner's GetAll superseded).
+        _ = machine.ownerChanged(to: nil, epoch: 3)
+        #expect(machine.propertiesLoaded(allSensors) == [])
+        #expect(machine.propertiesLoadFailed(failure) == [])
+        #expect(machine.owner == .absent)
         #expect(machine.presentSensors.isEmpty)
 
         machine.liveAll()
@@ -145,16 +153,16 @@ struct SensorProxyStateMachineTests {
         var machine = makeMachine()
         machine.claimedAll()
         _ = machine.settleTimerFired(.light)
-        #expect(machine.ownerChanged(to: nil) == [
+        #expect(machine.ownerChanged(to: nil, epoch: 2) == [
             .cancelSettleTimer(.accelerometer), .cancelSettleTimer(.proximity),
             .reportStatus(.unavailable(reason: "iio-sensor-proxy (net.hadess.SensorProxy) is not running")),
         ])
         #expect(machine.presentSensors.isEmpty)
         // Signals from nobody are ignored.
         #expect(machine.signal(["HasAccelerometer": .boolean(true)]) == [])
-        #expect(machine.ownerChanged(to: ":1.9") == [.readProperties(epoch: 3)])
+        #expect(machine.ownerChanged(to: ":1.9", epoch: 3) == [])
         #expect(
-            machine.propertiesRead(.success(allSensors), epoch: 3) == [
+            machine.propertiesLoaded(allSensors) == [
                 .claim(.accelerometer, epoch: 3), .claim(.light, epoch: 3), .claim(.proximity, epoch: 3),
                 .reportStatus(.starting(reason: "claiming sensors")),
             ])
@@ -164,19 +172,26 @@ struct SensorProxyStateMachineTests {
         var machine = makeMachine()
         machine.claimedAll()
         let error = DBusError(name: DBusError.Name.disconnected, message: "the bus closed the connection")
-        #expect(machine.disconnected(error) == [
+        #expect(machine.disconnected(error, epoch: 2) == [
             .cancelSettleTimer(.accelerometer), .cancelSettleTimer(.light), .cancelSettleTimer(.proximity),
             .reportStatus(.unavailable(reason: "system bus unreachable: \(error)")),
         ])
         #expect(machine.owner == .unknown)
         #expect(machine.epoch == 2)
-        #expect(machine.ownerChanged(to: serviceOwner) == [.readProperties(epoch: 3)])
+        // The same owner counts as new: the proxy reads it again, and its sensors are claimed again.
+        #expect(machine.ownerChanged(to: serviceOwner, epoch: 3) == [])
+        #expect(machine.owner == .present(name: serviceOwner, propertiesRead: false))
+        #expect(!machine.isSettled)
+        #expect(machine.propertiesLoaded(allSensors) == [
+            .claim(.accelerometer, epoch: 3), .claim(.light, epoch: 3), .claim(.proximity, epoch: 3),
+            .reportStatus(.starting(reason: "claiming sensors")),
+        ])
     }
 
     @Test func aFailedClaimMakesTheSensorUnclaimableAndIsTriedAgainWithoutWaiting() {
         var machine = makeMachine()
-        _ = machine.ownerChanged(to: serviceOwner)
-        _ = machine.propertiesRead(.success(["HasAccelerometer": .boolean(true), "HasProximity": .boolean(true)]), epoch: 1)
+        _ = machine.ownerChanged(to: serviceOwner, epoch: 1)
+        _ = machine.propertiesLoaded(["HasAccelerometer": .boolean(true), "HasProximity": .boolean(true)])
         #expect(machine.claimReplied(.accelerometer, epoch: 1, error: failure) == [
             .reportProblem("ClaimAccelerometer failed: \(failure)"), .reportStatus(.starting(reason: "claiming sensors")),
         ])
@@ -186,7 +201,7 @@ struct SensorProxyStateMachineTests {
             .cancelSettleTimer(.proximity), .publish(key: "proximity", value: true), .reportStatus(.running),
         ])
         // The next read that lists it claims it again; it is not waited for meanwhile.
-        #expect(machine.propertiesRead(.success(["HasAccelerometer": .boolean(true)]), epoch: 1) == [
+        #expect(machine.propertiesLoaded(["HasAccelerometer": .boolean(true)]) == [
             .claim(.accelerometer, epoch: 1), .reportStatus(.running),
         ])
         #expect(machine.state(of: .accelerometer) == .claiming(afterFailure: true))
@@ -250,8 +265,8 @@ struct SensorProxyStateMachineTests {
 
     @Test func theLightUnitDefaultsToLux() {
         var machine = makeMachine()
-        _ = machine.ownerChanged(to: serviceOwner)
-        _ = machine.propertiesRead(.success(["HasAmbientLight": .boolean(true)]), epoch: 1)
+        _ = machine.ownerChanged(to: serviceOwner, epoch: 1)
+        _ = machine.propertiesLoaded(["HasAmbientLight": .boolean(true)])
         _ = machine.claimReplied(.light, epoch: 1, error: nil)
         #expect(publishes(machine.signal(["LightLevel": .double(3)])) == [light(3, "lux")])
     }
@@ -259,28 +274,30 @@ struct SensorProxyStateMachineTests {
     @Test func invalidatedPropertiesAndFailedReadsAreHandled() {
         var machine = makeMachine()
         machine.liveAll()
-        #expect(machine.signal([:], invalidated: ["LightLevel"]) == [.readProperties(epoch: 1), .reportStatus(.running)])
-        #expect(machine.propertiesRead(.failure(failure), epoch: 1) == [
+        #expect(machine.signal([:], invalidated: ["LightLevel"]) == [.readProperties, .reportStatus(.running)])
+        #expect(machine.propertiesLoadFailed(failure) == [
             .reportProblem("GetAll(net.hadess.SensorProxy) failed: \(failure)"),
             .reportStatus(.unavailable(reason: "cannot read net.hadess.SensorProxy: \(failure)")),
         ])
+        let malformed = DBusError(name: DBusError.Name.invalidArgs, message: "PropertiesChanged has arguments 's'")
+        #expect(machine.malformedSignal(malformed) == [.reportProblem("unexpected signal: \(malformed)")])
     }
 
     @Test func aRereadSyncsReadsAndWaitsUntilSettledWithinItsTimeLimit() {
         var machine = makeMachine()
         #expect(machine.rereadRequested() == .syncWithBus)
         #expect(machine.busSynced() == .finish)  // no owner: nothing to read
-        _ = machine.ownerChanged(to: serviceOwner)
-        #expect(machine.busSynced() == .readProperties(epoch: 1))
-        _ = machine.propertiesRead(.success(allSensors), epoch: 1)
+        _ = machine.ownerChanged(to: serviceOwner, epoch: 1)
+        #expect(machine.busSynced() == .readProperties)
+        _ = machine.propertiesLoaded(allSensors)
         #expect(machine.waitUntilSettled(1) == [.startSettleWaitTimer])
         #expect(machine.waitUntilSettled(2) == [])
         for sensor in SensorProxySensor.allCases { _ = machine.claimReplied(sensor, epoch: 1, error: nil) }
         _ = machine.settleTimerFired(.accelerometer)
         _ = machine.settleTimerFired(.light)
-        #expect(machine.settleTimerFired(.proximity) == [.readProperties(epoch: 1)])
+        #expect(machine.settleTimerFired(.proximity) == [.readProperties])
         // Published once the read after the last settle is applied.
-        #expect(machine.propertiesRead(.success(allSensors), epoch: 1) == [
+        #expect(machine.propertiesLoaded(allSensors) == [
             .publish(key: "orientation", value: "portrait"), light(42), .publish(key: "proximity", value: false),
             .reportStatus(.running), .cancelSettleWaitTimer, .finishWaiters([1, 2]),
         ])
@@ -288,18 +305,18 @@ struct SensorProxyStateMachineTests {
         #expect(machine.settleWaitTimerFired() == [])
 
         // The time limit finishes waiters that the state never settles for.
-        _ = machine.ownerChanged(to: ":1.9")
+        _ = machine.ownerChanged(to: ":1.9", epoch: 2)
         #expect(machine.waitUntilSettled(4) == [.startSettleWaitTimer])
         #expect(machine.settleWaitTimerFired() == [.finishWaiters([4])])
         // An unavailable status settles too.
         _ = machine.waitUntilSettled(5)
-        #expect(machine.ownerChanged(to: nil).suffix(2) == [.cancelSettleWaitTimer, .finishWaiters([5])])
+        #expect(machine.ownerChanged(to: nil, epoch: 3).suffix(2) == [.cancelSettleWaitTimer, .finishWaiters([5])])
     }
 
     @Test func stopReleasesExactlyTheClaimsHeldOrOnTheirWayAndEndsEverything() {
         var machine = makeMachine()
-        _ = machine.ownerChanged(to: serviceOwner)
-        _ = machine.propertiesRead(.success(allSensors), epoch: 1)
+        _ = machine.ownerChanged(to: serviceOwner, epoch: 1)
+        _ = machine.propertiesLoaded(allSensors)
         _ = machine.claimReplied(.accelerometer, epoch: 1, error: failure)   // unclaimable
         _ = machine.claimReplied(.light, epoch: 1, error: nil)   // settling; proximity still claiming
         _ = machine.waitUntilSettled(1)
@@ -310,8 +327,8 @@ struct SensorProxyStateMachineTests {
         // After the stop, nothing is decided any more.
         #expect(machine.claimReplied(.proximity, epoch: 1, error: nil) == [])
         #expect(machine.signal(["HasAccelerometer": .boolean(true)]) == [])
-        #expect(machine.propertiesRead(.success(allSensors), epoch: 1) == [])
-        #expect(machine.ownerChanged(to: ":1.9") == [])
+        #expect(machine.propertiesLoaded(allSensors) == [])
+        #expect(machine.ownerChanged(to: ":1.9", epoch: 2) == [])
         #expect(machine.settleTimerFired(.light) == [])
         #expect(machine.rereadRequested() == .finish)
         #expect(machine.busSynced() == .finish)
@@ -321,7 +338,7 @@ struct SensorProxyStateMachineTests {
         live.liveAll()
         #expect(live.stopRequested() == [.releaseAndClose([.accelerometer, .light, .proximity])])
         var absent = makeMachine()
-        _ = absent.ownerChanged(to: nil)
+        _ = absent.ownerChanged(to: nil, epoch: 1)
         #expect(absent.stopRequested() == [.releaseAndClose([])])
     }
 }

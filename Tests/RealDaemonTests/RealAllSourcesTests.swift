@@ -28,16 +28,16 @@ struct RealAllSourcesTests {
             NotifyWatchRun.executable, ["sources", "--json"] + buses,
             environment: TestSupport.environment(with: ["DBUS_SYSTEM_BUS_ADDRESS": nil, "DBUS_SESSION_BUS_ADDRESS": nil]))
         let listed = list.split(separator: "\n").compactMap { try? JSONValue(parsing: String($0)) }
-        #expect(listed.compactMap { $0["source"]?.stringValue } == ["power", "sensors", "locale", "settings"], "\(list)")
-        for name in ["sensors", "locale", "settings"] {
+        #expect(listed.compactMap { $0["source"]?.stringValue } == ["power", "sensors", "locale", "settings", "time", "display"], "\(list)")
+        for name in ["sensors", "locale", "settings", "time", "display"] {
             #expect(listed.first { $0["source"] == .string(name) }?["status"] == "running", "\(list)")
         }
         #expect(listed.first { $0["source"] == "sensors" }?["keys"] == ["orientation", "proximity", "light"])
 
         let watch = try NotifyWatchRun(["orientation", "proximity", "light", "locale", "settings/**"] + buses)
         // A source line per source, in order; then the current values.
-        let sources = await watch.next(4)
-        #expect(sources.compactMap { $0["source"]?.stringValue } == ["power", "sensors", "locale", "settings"])
+        let sources = await watch.next(6)
+        #expect(sources.compactMap { $0["source"]?.stringValue } == ["power", "sensors", "locale", "settings", "time", "display"])
         #expect(sources.dropFirst().allSatisfy { $0["type"] == "source" && $0["status"] == "running" }, "\(sources)")
         await watch.waitUntilRecorded(1, where: { $0["type"] == "subscribe" })
         let settings = Set(watch.records.prefix { $0["type"] == "event" }.compactMap { $0["key"]?.stringValue }
