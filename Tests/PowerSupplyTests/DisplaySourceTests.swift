@@ -58,11 +58,9 @@ struct DisplaySourceTests {
         try testbed.setBacklight("intel_backlight", ["brightness": "800"])
         #expect(probe.notesUntilSynced().isEmpty)
         try testbed.setBacklight("intel_backlight", ["actual_brightness": "0"])
+        #expect(probe.notes(1) == [Note("display/intel_backlight/brightness", 0.0, previous: 0.5)])
         try testbed.setBacklight("intel_backlight", ["actual_brightness": "1200"])  // clamped
-        #expect(probe.notes(2) == [
-            Note("display/intel_backlight/brightness", 0.0, previous: 0.5),
-            Note("display/intel_backlight/brightness", 1.0, previous: 0.0),
-        ])
+        #expect(probe.notes(1) == [Note("display/intel_backlight/brightness", 1.0, previous: 0.0)])
         // A uevent that repeats the current value publishes nothing.
         try testbed.uevent("intel_backlight")
         #expect(probe.notesUntilSynced().isEmpty)
@@ -76,11 +74,12 @@ struct DisplaySourceTests {
         _ = probe.start()
 
         #expect(probe.command("suspend").compactMap(Note.init).isEmpty)
+        // A uevent makes the source read sysfs when it handles it: each change is handled before
+        // the next is written, so that each one is seen (and held: nothing is printed).
         for level in ["400", "450", "500", "550", "600"] {
             try testbed.setBacklight("intel_backlight", ["brightness": level, "actual_brightness": level])
+            #expect(probe.notesUntilSynced().isEmpty)
         }
-        // All five are handled and held.
-        #expect(probe.notesUntilSynced().isEmpty)
 
         let resumed = probe.resume()
         #expect(resumed.flushed == 1)
