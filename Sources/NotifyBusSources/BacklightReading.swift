@@ -4,7 +4,7 @@ import NotifyBus
 ///
 /// `<name>` is the device's kernel name (`intel_backlight`, `acpi_video0`). The brightness is a
 /// number from 0.0 to 1.0: the sysfs attribute `actual_brightness` (what the hardware reports)
-/// over `max_brightness`, or `brightness` (what was last asked for) over `max_brightness` when
+/// over `max_brightness`, or `brightness` (the level last requested) over `max_brightness` when
 /// `actual_brightness` is missing or unreadable (some drivers fail to read it, and an
 /// unreadable value is also one that is not a number); clamped to 0…1.
 ///

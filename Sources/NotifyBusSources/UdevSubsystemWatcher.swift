@@ -29,7 +29,7 @@ final class UdevSubsystemWatcher<Reading: UdevDeviceReading>: ConfiguredWatcher 
     private var timer: LoopTimer?
     /// The keys published for each device, by name, in publishing order.
     private var devices: [String: [String]] = [:]
-    /// Why each device was last skipped, by name, so that a re-read does not log it again.
+    /// The reason each skipped device is skipped for, by name, so that a re-read does not log it again.
     private var skipped: [String: String] = [:]
     /// Why the source cannot watch (no access to udev, a failed socket); sticks once set.
     private var watchProblem: SourceStatus?

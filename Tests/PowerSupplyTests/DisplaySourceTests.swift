@@ -54,7 +54,7 @@ struct DisplaySourceTests {
 
         try testbed.setBacklight("intel_backlight", ["brightness": "500", "actual_brightness": "500"])
         #expect(probe.notes(1) == [Note("display/intel_backlight/brightness", 0.5, previous: 0.3)])
-        // What was asked (`brightness`) does not count while the hardware reports `actual_brightness`.
+        // The requested level (`brightness`) does not count while the hardware reports `actual_brightness`.
         try testbed.setBacklight("intel_backlight", ["brightness": "800"])
         #expect(probe.notesUntilSynced().isEmpty)
         try testbed.setBacklight("intel_backlight", ["actual_brightness": "0"])
