@@ -77,9 +77,12 @@ let package = Package(
         // Tests. Debian packages they need: scripts/system-packages.txt.
         // Child processes, private buses, umockdev test beds and the real daemons, for every test target.
         .target(name: "TestSupport", dependencies: ["NotifyBus", "DBus"], path: "Tests/TestSupport", exclude: ["Fixtures"]),
-        // Runs the power source in a child process under umockdev's LD_PRELOAD.
+        // Runs the power or display source in a child process under umockdev's LD_PRELOAD.
         .executableTarget(
-            name: "PowerSupplyProbe", dependencies: ["NotifyBus", "NotifyBusSources", "Udev", "EpollLoop"],
+            name: "PowerSupplyProbe",
+            dependencies: [
+                "NotifyBus", "NotifyBusSources", "Udev", "EpollLoop", .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/PowerSupplyProbe"),
         .testTarget(name: "NotifyBusTests", dependencies: ["NotifyBus"]),
         .testTarget(name: "NotifyBusLogTests", dependencies: ["NotifyBus", "NotifyBusLog"], exclude: ["Fixtures"]),

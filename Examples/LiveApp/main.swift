@@ -35,7 +35,9 @@ await withTaskGroup(of: Void.self) { group in
     for source in sources {
         for await status in source.statusUpdates() where status.isSettled { break }
     }
-    let app = bus.subscribe(["battery/**", "power/**", "orientation", "locale", "time/*", "network/**", "system/sleep", "session/locked"], policy: .changed, initial: .current)
+    let app = bus.subscribe(
+        ["battery/**", "power/**", "orientation", "locale", "time/*", "display/**", "network/**", "system/sleep", "session/locked"],
+        policy: .changed, initial: .current)
     // What the app is told.
     group.addTask {
         for await event in app {

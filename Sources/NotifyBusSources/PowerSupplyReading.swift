@@ -43,7 +43,7 @@ public struct PowerSupplyReading: Sendable, Hashable {
     /// no key (see the table of `PowerSupplyReading`).
     public init?(name: String, lookup: (_ property: String, _ attribute: String) -> String?) {
         self.name = name
-        let type = lookup("POWER_SUPPLY_TYPE", "type").map(Self.trimmed)
+        let type = lookup("POWER_SUPPLY_TYPE", "type")?.sysfsTrimmed
         if type == "Battery" {
             kind = .battery
             state = Self.state(forStatus: lookup("POWER_SUPPLY_STATUS", "status"))
@@ -100,7 +100,7 @@ public struct PowerSupplyReading: Sendable, Hashable {
 
     /// CONTRACT.md §1's battery state for a kernel `status` text.
     public static func state(forStatus status: String?) -> String {
-        switch status.map(trimmed) {
+        switch status?.sysfsTrimmed {
         case "Discharging": "unplugged"
         case "Charging": "charging"
         case "Full": "full"
@@ -133,21 +133,11 @@ public struct PowerSupplyReading: Sendable, Hashable {
 
     /// `online` as a Boolean: 0 is offline, any other integer online; `nil` when absent or not a number.
     public static func online(_ text: String?) -> Bool? {
-        guard let text, let value = Int(trimmed(text)) else { return nil }
+        guard let text, let value = Int(text.sysfsTrimmed) else { return nil }
         return value != 0
     }
 
-    private static func number(_ text: String?) -> Double? {
-        guard let text, let value = Double(trimmed(text)), value.isFinite else { return nil }
-        return value
-    }
+    private static func number(_ text: String?) -> Double? { text?.sysfsNumber }
 
     private static func clamp(_ value: Double) -> Double { min(max(value, 0), 1) }
-
-    private static func trimmed(_ text: String) -> String {
-        var scalars = Substring(text)
-        while let first = scalars.first, first.isWhitespace { scalars.removeFirst() }
-        while let last = scalars.last, last.isWhitespace { scalars.removeLast() }
-        return String(scalars)
-    }
 }

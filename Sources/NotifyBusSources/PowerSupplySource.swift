@@ -1,10 +1,6 @@
 import Logging
 import NotifyBus
 
-#if DEBUG
-import Udev
-#endif
-
 /// Batteries and line power from udev's `power_supply` devices, published as CONTRACT.md §1's
 /// `battery/<name>/state`, `battery/<name>/level` and `power/<name>/online`.
 ///
@@ -49,30 +45,6 @@ import Udev
 /// `UMOCKDEV_DIR`).
 public typealias PowerSupplySource = SystemSource<PowerSupplyConfiguration>
 
-/// How `PowerSupplySource` behaves.
-public struct PowerSupplyConfiguration: Sendable {
-    /// How often to read every device again, to catch changes that came without a uevent;
-    /// `nil` for never. Default 60 s (upowerd polls every 30 s).
-    public var rereadInterval: Duration?
-
-    #if DEBUG
-    /// A test hook that makes the udev monitor report failures such as `ENOBUFS`; leave `nil`.
-    /// Only in debug builds.
-    public var faults: UdevFaultInjector?
-
-    /// Creates a configuration, with a test hook.
-    public init(rereadInterval: Duration? = .seconds(60), faults: UdevFaultInjector?) {
-        self.rereadInterval = rereadInterval
-        self.faults = faults
-    }
-    #endif
-
-    /// Creates a configuration.
-    public init(rereadInterval: Duration? = .seconds(60)) {
-        self.rereadInterval = rereadInterval
-    }
-}
-
 extension SystemSource where Settings == PowerSupplyConfiguration {
     /// Creates the power source (`"power"`: `battery/*/state`, `battery/*/level`,
     /// `power/*/online`); nothing happens until `run()`.
@@ -88,9 +60,7 @@ extension SystemSource where Settings == PowerSupplyConfiguration {
     ) {
         self.init(
             name: "power", keyPatterns: ["battery/*/state", "battery/*/level", "power/*/online"], bus: bus,
-            configuration: configuration, loop: loop, logger: logger
-        ) { _, hooks in
-            PowerSupplyWatcher(bus: bus, configuration: configuration, report: hooks.report)
-        }
+            configuration: configuration, loop: loop, logger: logger,
+            watcher: UdevSubsystemWatcher<PowerSupplyReading>.self)
     }
 }

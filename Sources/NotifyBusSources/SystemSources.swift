@@ -19,7 +19,7 @@ import NotifyBus
 /// `unavailable` and keeps watching for it, so "every source that can run here" is every source.
 public enum SystemSources {
     /// Every source's name, in the order `all(bus:options:)` returns them.
-    public static let names = ["power", "sensors", "locale", "settings", "time", "power-profile", "network", "login"]
+    public static let names = ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login"]
 
     /// Which sources to make, and where the D-Bus ones connect.
     public struct Options: Sendable {
@@ -74,6 +74,8 @@ public enum SystemSources {
                     bus: bus, loop: loop, configuration: .init(address: options.sessionBus), logger: logger)
             case "time":
                 TimeSource(bus: bus, loop: loop, configuration: .init(address: options.systemBus), logger: logger)
+            case "display":
+                DisplaySource(bus: bus, loop: loop, logger: logger)
             case "power-profile":
                 PowerProfileSource(bus: bus, loop: loop, configuration: .init(address: options.systemBus), logger: logger)
             case "network":

@@ -14,7 +14,7 @@ struct SourceServiceTests {
         let log = LogRecorder()
         let sources = SystemSources.all(bus: notifications, options: .init(
             systemBus: bus.sourceAddress, sessionBus: bus.sourceAddress, logger: log.logger))
-        #expect(sources.map(\.name) == ["power", "sensors", "locale", "settings", "time", "power-profile", "network", "login"])
+        #expect(sources.map(\.name) == ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login"])
         let loops = sources.compactMap { source -> SourceLoop? in
             switch source {
             case let source as PowerSupplySource: source.loop
@@ -22,13 +22,14 @@ struct SourceServiceTests {
             case let source as LocaleSource: source.loop
             case let source as PortalSettingsSource: source.loop
             case let source as TimeSource: source.loop
+            case let source as DisplaySource: source.loop
             case let source as PowerProfileSource: source.loop
             case let source as NetworkSource: source.loop
             case let source as LoginSource: source.loop
             default: nil
             }
         }
-        #expect(loops.count == 8)
+        #expect(loops.count == 9)
         let loop = try #require(loops.first)
         #expect(loops.allSatisfy { $0 === loop })
         #expect(!loop.isRunning)  // it starts with the first source

@@ -1,8 +1,9 @@
-// A test helper: runs PowerSupplySource in its own process (so that umockdev's LD_PRELOAD can
+// A test helper: runs PowerSupplySource (or DisplaySource) in its own process (so that umockdev's LD_PRELOAD can
 // sit under libudev) and prints what a subscriber receives as JSON Lines on standard output.
 //
-//   PowerSupplyProbe [--reread-interval SECONDS] [--fd-floor N]
+//   PowerSupplyProbe [--source power|display] [--reread-interval SECONDS] [--fd-floor N]
 //
+// --source           which udev source to run (default power)
 // --reread-interval  the source's re-read period (default 3600; 0 turns the timer off)
 // --fd-floor         open regular files until descriptors below N are taken, so that this
 //                    process's netlink socket gets a number no other process in the same test
@@ -20,10 +21,11 @@
 // Output lines:
 //   {"type":"notification","key":…,"value":…,"coalesced":…,"previous":…,"kind":…}
 //   {"type":"suspended"}  {"type":"resumed","flushed":N}  {"type":"resync","reason":…}
-//   {"type":"source","source":"power","status":…,"reason":…}
+//   {"type":"source","source":"power" or "display","status":…,"reason":…}
 //   {"type":"ack","command":…}  {"type":"error","message":…}
 
 import EpollLoop
+import Logging
 import NotifyBus
 import NotifyBusSources
 import Udev
@@ -65,12 +67,15 @@ func emit(_ event: SubscriptionEvent) {
 
 var rereadInterval: Duration? = .seconds(3600)
 var fdFloor: Int32 = 0
+var sourceName = "power"
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
     case "--reread-interval":
         let seconds = arguments.popFirst().flatMap(Double.init) ?? 3600
         rereadInterval = seconds > 0 ? .milliseconds(Int64(seconds * 1000)) : nil
+    case "--source":
+        sourceName = arguments.popFirst() ?? sourceName
     case "--fd-floor":
         fdFloor = arguments.popFirst().flatMap { Int32($0) } ?? 0
     default:
@@ -88,9 +93,20 @@ while fdFloor > 0 {
 
 let bus = NotificationBus()
 let faults = UdevFaultInjector()
+// What the source skips (warnings and worse) goes to standard error, as swift-log's stream handler writes it.
+var logger = Logger(label: "probe") { label in StreamLogHandler.standardError(label: label) }
+logger.logLevel = .warning
 let loop = try EventLoopThread(name: "probe")
-let source = PowerSupplySource(
-    bus: bus, loop: SourceLoop(thread: loop), configuration: .init(rereadInterval: rereadInterval, faults: faults))
+let source: any NotifyBusSource = switch sourceName {
+case "display":
+    DisplaySource(
+        bus: bus, loop: SourceLoop(thread: loop), configuration: .init(rereadInterval: rereadInterval, faults: faults),
+        logger: logger)
+default:
+    PowerSupplySource(
+        bus: bus, loop: SourceLoop(thread: loop), configuration: .init(rereadInterval: rereadInterval, faults: faults),
+        logger: logger)
+}
 let subscription = bus.subscribe(source.keyPatterns) { emit($0) }
 
 // Standard input, read on the loop, as an AsyncStream of lines.

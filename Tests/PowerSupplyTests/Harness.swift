@@ -43,19 +43,30 @@ struct Note: Equatable, CustomStringConvertible {
 /// against a test bed, talked to over its standard input and output.
 final class Probe {
     let process: ChildProcess
+    /// The file that takes the probe's standard error: what the source logs.
+    let standardError: String
     /// Every line read so far.
     private(set) var lines: [JSONValue] = []
 
     init(testbed: Testbed, arguments: [String] = []) throws {
+        standardError = try makeTemporaryFile("probe-stderr")
         process = try ChildProcess(
             executable: Paths.probe, arguments: arguments,
-            environment: environment(with: ["LD_PRELOAD": Paths.preload, "UMOCKDEV_DIR": testbed.root]))
+            environment: environment(with: ["LD_PRELOAD": Paths.preload, "UMOCKDEV_DIR": testbed.root]),
+            standardError: standardError)
     }
 
     deinit {
         process.send("quit")
         process.closeInput()
         if process.waitForExit(timeout: .seconds(5)) == nil { kill(process.pid, SIGKILL) }
+        unlink(standardError)
+    }
+
+    /// The lines the source logged (warnings and worse) so far: each has been written by the
+    /// time a later notification or acknowledgement is read.
+    var logged: [String] {
+        (readFile(standardError) ?? "").split(separator: "\n").map(String.init).filter { $0.contains("warning") }
     }
 
     /// Asks the probe to quit (it cancels the source's task and shuts its loop down) and
@@ -105,6 +116,14 @@ final class Probe {
         let read = read(
             until: { $0["type"] == "ack" && $0["command"] == .string(command) }, sourceLocation: sourceLocation)
         return Array(read.dropLast())
+    }
+
+    /// Resumes the subscriber; returns the `resumed` line's `flushed` count and the flushed
+    /// notifications after it (records an issue when the first line is not `resumed`).
+    func resume(sourceLocation: SourceLocation = #_sourceLocation) -> (flushed: JSONValue?, notes: [Note]) {
+        let lines = command("resume", sourceLocation: sourceLocation)
+        #expect(lines.first?["type"] == "resumed", sourceLocation: sourceLocation)
+        return (lines.first?["flushed"], lines.compactMap(Note.init))
     }
 
     /// The notifications that arrive before everything sent so far has been handled: a uevent

@@ -216,11 +216,10 @@ struct PowerSupplySourceTests {
         // All ten changes are handled, and held: nothing reaches the suspended subscriber.
         #expect(probe.notesUntilSynced().isEmpty)
 
-        let resumed = probe.command("resume")
-        #expect(resumed.first?["type"] == "resumed")
-        #expect(resumed.first?["flushed"] == 3)
+        let resumed = probe.resume()
+        #expect(resumed.flushed == 3)
         // One per key, with how many events each stands for, in the order of each key's latest event.
-        #expect(resumed.compactMap(Note.init) == [
+        #expect(resumed.notes == [
             Note("battery/BAT0/level", 0.79, coalesced: 1, previous: 0.8, kind: "flushed"),
             Note("battery/BAT0/state", "charging", coalesced: 5, previous: "unplugged", kind: "flushed"),
             Note("power/AC/online", true, coalesced: 5, previous: false, kind: "flushed"),

@@ -28,17 +28,17 @@ struct RealAllSourcesTests {
             NotifyWatchRun.executable, ["sources", "--json"] + buses,
             environment: TestSupport.environment(with: ["DBUS_SYSTEM_BUS_ADDRESS": nil, "DBUS_SESSION_BUS_ADDRESS": nil]))
         let listed = list.split(separator: "\n").compactMap { try? JSONValue(parsing: String($0)) }
-        #expect(listed.compactMap { $0["source"]?.stringValue } == ["power", "sensors", "locale", "settings", "time", "power-profile", "network", "login"], "\(list)")
-        for name in ["sensors", "locale", "settings", "time"] {
+        #expect(listed.compactMap { $0["source"]?.stringValue } == ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login"], "\(list)")
+        for name in ["sensors", "locale", "settings", "time", "display"] {
             #expect(listed.first { $0["source"] == .string(name) }?["status"] == "running", "\(list)")
         }
         #expect(listed.first { $0["source"] == "sensors" }?["keys"] == ["orientation", "proximity", "light"])
 
         let watch = try NotifyWatchRun(["orientation", "proximity", "light", "locale", "settings/**"] + buses)
         // A source line per source, in order; then the current values.
-        let sources = await watch.next(8)
-        #expect(sources.compactMap { $0["source"]?.stringValue } == ["power", "sensors", "locale", "settings", "time", "power-profile", "network", "login"])
-        #expect(sources.dropFirst().prefix(4).allSatisfy { $0["type"] == "source" && $0["status"] == "running" }, "\(sources)")
+        let sources = await watch.next(9)
+        #expect(sources.compactMap { $0["source"]?.stringValue } == ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login"])
+        #expect(sources.dropFirst().prefix(5).allSatisfy { $0["type"] == "source" && $0["status"] == "running" }, "\(sources)")
         // No power-profiles-daemon, NetworkManager or logind on this bus.
         #expect(sources.suffix(3).allSatisfy { $0["type"] == "source" && $0["status"] == "unavailable" }, "\(sources)")
         await watch.waitUntilRecorded(1, where: { $0["type"] == "subscribe" })

@@ -4,7 +4,7 @@ import NotifyBus
 import Glibc
 #endif
 
-/// A umockdev test bed of power_supply devices, run by Fixtures/testbed.py.
+/// A umockdev test bed of power_supply (or other udev class) devices, run by Fixtures/testbed.py.
 ///
 /// The script runs under umockdev's preload itself: its uevent sender looks devices up
 /// through libudev, which must see the test bed's /sys. It binds no uevent socket, so it cannot
@@ -46,11 +46,13 @@ public final class Testbed: Sendable {
         .object(JSONObject(values.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) }))
     }
 
-    /// Adds `/sys/class/power_supply/<name>` with these sysfs attributes and udev properties;
+    /// Adds `/sys/class/<subsystem>/<name>` with these sysfs attributes and udev properties;
     /// umockdev announces it with an `add` uevent.
-    public func add(_ name: String, attributes: [String: String], properties: [String: String]) throws {
+    public func add(
+        _ name: String, subsystem: String = "power_supply", attributes: [String: String], properties: [String: String]
+    ) throws {
         try request([
-            ("op", "add"), ("name", .string(name)),
+            ("op", "add"), ("name", .string(name)), ("subsystem", .string(subsystem)),
             ("attributes", Self.object(attributes)), ("properties", Self.object(properties)),
         ])
     }

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A umockdev test bed of power_supply devices, driven over stdin/stdout (JSON Lines).
+"""A umockdev test bed of power_supply (or other udev class) devices, driven over stdin/stdout (JSON Lines).
 
 Started by the Swift tests (TestSupport's Testbed) under umockdev's preload
 (LD_PRELOAD=libumockdev-preload.so.0): umockdev's uevent sender looks the device up
@@ -8,8 +8,9 @@ so it cannot take the events of the process under test (SOURCES.md §6). It crea
 {"root": "<dir>"} (the UMOCKDEV_DIR for the process under test), then answers one
 JSON line per request:
 
-  {"op": "add", "name": "BAT0", "attributes": {...}, "properties": {...}}
-      adds /sys/class/power_supply/<name>; umockdev sends an "add" uevent
+  {"op": "add", "name": "BAT0", "attributes": {...}, "properties": {...}, "subsystem": "power_supply"}
+      adds /sys/class/<subsystem>/<name> ("subsystem" is optional, power_supply by
+      default); umockdev sends an "add" uevent
   {"op": "set", "name": "BAT0", "attributes": {...}, "properties": {...}, "uevent": "change"}
       writes sysfs attributes (what a re-read sees) and udev properties (what the
       device's uevent file and the next uevent carry); "uevent" is optional: without it
@@ -70,7 +71,7 @@ def main():
                 name = request.get("name")
                 if op == "add":
                     devices[name] = testbed.add_device(
-                        "power_supply", name, None,
+                        request.get("subsystem") or "power_supply", name, None,
                         flat(request.get("attributes")), flat(request.get("properties")))
                     if not devices[name]:
                         raise RuntimeError("add_device failed for " + name)

@@ -11,9 +11,10 @@ import Glibc
 ///
 /// On this thread: a monitor of its own; for each uevent (status flipped as in the run) the
 /// sender queues the message on the socket, then this thread times, one after the other, what
-/// PowerSupplyWatcher does with it: `udev_monitor_receive_device`; `PowerSupplyReading` of the
-/// device (properties, else sysfs attributes); its `values`; `publishIfChanged` of each value
-/// up to the subscriber's callback (which runs on this thread) and back.
+/// the power source's udev watcher does with it: `udev_monitor_receive_device`;
+/// `PowerSupplyReading` of the device (properties, else sysfs attributes); its `values`;
+/// `publishIfChanged` of each value up to the subscriber's callback (which runs on this thread)
+/// and back.
 @MainActor
 func measureStages(testbed: Testbed, battery: String, count: Int) throws -> String {
     let udev = try UdevContext()

@@ -2,15 +2,26 @@ import EpollLoop
 import NotifyBus
 import Udev
 
-/// The working part of `PowerSupplySource`: owns the libudev objects and lives on the loop thread.
+/// The working part of a udev source (`PowerSupplySource`, `DisplaySource`): watches one
+/// subsystem, owns the libudev objects and lives on the loop thread. What each device means is
+/// `Reading`'s (`PowerSupplyReading`, `BacklightReading`).
+///
+/// - At start: the monitor first (so nothing falls between the scan and the watch), then a scan
+///   of every device of the subsystem, then the re-read timer.
+/// - `add` and `change` uevents read that device; `remove` publishes `null` for each of its keys.
+/// - A full re-read (timer, monitor overflow `ENOBUFS`, `reread()`) reads every device again and
+///   publishes `null` for the keys of devices that vanished unannounced.
+/// - Every publication goes through `publishIfChanged`; a device whose values are unusable is
+///   skipped and the reason logged (once, until it changes).
 ///
 /// Created, used and released only inside jobs and handlers of one `EventLoopThread`, where it
 /// is kept in the loop's storage (`LoopContext[local:]`); it is not `Sendable` and never leaves
 /// that thread, which is what keeps the libudev objects it owns on one thread.
-final class PowerSupplyWatcher: LoopWatcher {
+final class UdevSubsystemWatcher<Reading: UdevDeviceReading>: ConfiguredWatcher {
     private let bus: NotificationBus
-    private let configuration: PowerSupplySource.Configuration
-    private let report: @Sendable (SourceStatus) -> Void
+    private let configuration: UdevSourceConfiguration<Reading>
+    private let report: (SourceStatus) -> Void
+    private let problem: SourceProblems
 
     private var udev: UdevContext?
     private var monitor: UdevMonitor?
@@ -18,6 +29,8 @@ final class PowerSupplyWatcher: LoopWatcher {
     private var timer: LoopTimer?
     /// The keys published for each device, by name, in publishing order.
     private var devices: [String: [String]] = [:]
+    /// The reason each skipped device is skipped for, by name, so that a re-read does not log it again.
+    private var skipped: [String: String] = [:]
     /// Why the source cannot watch (no access to udev, a failed socket); sticks once set.
     private var watchProblem: SourceStatus?
     /// Why the last scan failed, until one succeeds.
@@ -29,12 +42,13 @@ final class PowerSupplyWatcher: LoopWatcher {
     private(set) var overflows = 0
 
     init(
-        bus: NotificationBus, configuration: PowerSupplySource.Configuration,
-        report: @escaping @Sendable (SourceStatus) -> Void
+        bus: NotificationBus, configuration: UdevSourceConfiguration<Reading>, context: LoopContext,
+        report: @escaping (SourceStatus) -> Void, problem: SourceProblems
     ) {
         self.bus = bus
         self.configuration = configuration
         self.report = report
+        self.problem = problem
     }
 
     /// Starts watching: monitor first (so nothing falls between the scan and the watch), then
@@ -55,7 +69,7 @@ final class PowerSupplyWatcher: LoopWatcher {
             #else
             let monitor = try UdevMonitor(context: udev, source: .udev)
             #endif
-            try monitor.filter(subsystem: "power_supply")
+            try monitor.filter(subsystem: Reading.subsystem)
             try monitor.enableReceiving()
             registration = try context.register(fileDescriptor: monitor.fileDescriptor, interest: .readable) {
                 // The context calls this itself, so it is alive; the watcher may be gone.
@@ -103,7 +117,7 @@ final class PowerSupplyWatcher: LoopWatcher {
 
     // MARK: Reading
 
-    /// Scans every power_supply device, publishes what differs from the store, and publishes
+    /// Scans every device of the subsystem, publishes what differs from the store, and publishes
     /// `null` for the keys of devices that are gone.
     func rereadAll() {
         guard let udev else { return }
@@ -111,11 +125,11 @@ final class PowerSupplyWatcher: LoopWatcher {
         let found: [UdevDevice]
         do {
             let enumerator = try UdevEnumerator(context: udev)
-            try enumerator.matchSubsystem("power_supply")
+            try enumerator.matchSubsystem(Reading.subsystem)
             found = try enumerator.scanDevices()
             scanProblem = nil
         } catch {
-            scanProblem = "cannot list power_supply devices: \(error)"
+            scanProblem = "cannot list \(Reading.subsystem) devices: \(error)"
             updateStatus()
             return
         }
@@ -124,7 +138,7 @@ final class PowerSupplyWatcher: LoopWatcher {
             seen.insert(device.sysname)
             apply(device)
         }
-        for name in devices.keys.sorted() where !seen.contains(name) {
+        for name in Set(devices.keys).union(skipped.keys).sorted() where !seen.contains(name) {
             deviceWentAway(name)
         }
         updateStatus()
@@ -160,7 +174,7 @@ final class PowerSupplyWatcher: LoopWatcher {
     }
 
     private func handle(uevent device: UdevDevice) {
-        guard device.subsystem == "power_supply" else { return }
+        guard device.subsystem == Reading.subsystem else { return }
         if device.action == "remove" {
             deviceWentAway(device.sysname)
         } else {
@@ -172,13 +186,22 @@ final class PowerSupplyWatcher: LoopWatcher {
     /// Publishes a device's values (those that differ from the store) and remembers its keys.
     private func apply(_ device: UdevDevice) {
         let name = device.sysname
-        guard !name.isEmpty,
-              let reading = PowerSupplyReading(name: name, lookup: { property, attribute in
-                  device.property(property) ?? device.sysattr(attribute)
-              })
-        else { return }
+        guard !name.isEmpty else { return }
+        let values: [(key: String, value: JSONValue)]
+        switch Reading.values(of: device) {
+        case .ignored:
+            return
+        case .skipped(let reason):
+            if skipped.updateValue(reason, forKey: name) != reason {
+                problem("skipped \(Reading.subsystem) device \(name): \(reason)")
+            }
+            return
+        case .values(let read):
+            skipped[name] = nil
+            values = read
+        }
         var keys = devices[name] ?? []
-        for (key, value) in reading.values {
+        for (key, value) in values {
             bus.publishIfChanged(key, value)
             if !keys.contains(key) { keys.append(key) }
         }
@@ -187,6 +210,7 @@ final class PowerSupplyWatcher: LoopWatcher {
 
     /// The device went away: each of its keys gets `null`.
     private func deviceWentAway(_ name: String) {
+        skipped[name] = nil
         guard let keys = devices.removeValue(forKey: name) else { return }
         for key in keys { bus.publishIfChanged(key, .null) }
     }
@@ -197,7 +221,7 @@ final class PowerSupplyWatcher: LoopWatcher {
         } else if let scanProblem {
             report(.unavailable(reason: scanProblem))
         } else if devices.isEmpty {
-            report(.unavailable(reason: "no power_supply devices"))
+            report(Reading.statusWithoutDevices)
         } else {
             report(.running)
         }
