@@ -15,7 +15,7 @@ struct BusState {
         var routeGeneration = -1
     }
 
-    var keyIDs: [String: Int32] = [:]
+    var keyIDs = KeyIndex()
     var keys: [KeyRecord] = []
     var subscribers: [Int: SubscriberCore] = [:]
     /// Subscribers in the order they subscribed.
@@ -36,10 +36,10 @@ struct BusState {
     // MARK: Keys and the store
 
     mutating func keyID(for key: String) -> Int32 {
-        if let id = keyIDs[key] { return id }
+        if let id = keyIDs.id(of: key) { return id }
         let id = Int32(keys.count)
         keys.append(KeyRecord(key: key))
-        keyIDs[key] = id
+        keyIDs.insert(key, id: id)
         return id
     }
 
