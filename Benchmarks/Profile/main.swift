@@ -25,7 +25,12 @@ case "suspended", "handle", "handle-at", "batch":
         for i in 0..<count { bus.publish(handles[i % 100], .integer(Int64(i)), at: .seconds(1)) }
     } else if scenario == "batch" {
         for i in stride(from: 0, to: count, by: 4) {
-            bus.publish((i..<i + 4).map { (key: keys[$0 % 100], value: JSONValue.integer(Int64($0))) })
+            bus.publish([
+                (key: keys[i % 100], value: .integer(Int64(i))),
+                (key: keys[(i + 1) % 100], value: .integer(Int64(i + 1))),
+                (key: keys[(i + 2) % 100], value: .integer(Int64(i + 2))),
+                (key: keys[(i + 3) % 100], value: .integer(Int64(i + 3))),
+            ])
         }
     } else {
         for i in 0..<count { bus.publish(keys[i % 100], .integer(Int64(i))) }
