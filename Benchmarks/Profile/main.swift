@@ -2,7 +2,8 @@
 //   swift build -c release --product Profile
 //   valgrind --tool=callgrind .build/release/Profile suspended 1000000
 //   perf record -g .build/release/Profile flush 1000
-// Scenarios: suspended (publish by key), handle (publish by handle), active (publish + poll every 64),
+// Scenarios: suspended (publish by key), handle (publish by handle), handle-at (by handle, time
+// given: no clock read), batch (by key, 4 per `publish(_:at:)`), active (publish + poll every 64),
 // flush (10 subscriptions: resume + poll of 1000 keys each), fanout (100 suspended subscribers).
 import NotifyBus
 
@@ -14,12 +15,23 @@ let bus = NotificationBus()
 var sink = 0
 
 switch scenario {
-case "suspended", "handle":
+case "suspended", "handle", "handle-at", "batch":
     let subscription = bus.subscribe(["**"], policy: .latest)
     subscription.suspend()
     let handles = keys.map { bus.handle(for: $0) }
     if scenario == "handle" {
         for i in 0..<count { bus.publish(handles[i % 100], .integer(Int64(i))) }
+    } else if scenario == "handle-at" {
+        for i in 0..<count { bus.publish(handles[i % 100], .integer(Int64(i)), at: .seconds(1)) }
+    } else if scenario == "batch" {
+        for i in stride(from: 0, to: count, by: 4) {
+            bus.publish([
+                (key: keys[i % 100], value: .integer(Int64(i))),
+                (key: keys[(i + 1) % 100], value: .integer(Int64(i + 1))),
+                (key: keys[(i + 2) % 100], value: .integer(Int64(i + 2))),
+                (key: keys[(i + 3) % 100], value: .integer(Int64(i + 3))),
+            ])
+        }
     } else {
         for i in 0..<count { bus.publish(keys[i % 100], .integer(Int64(i))) }
     }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// Where a bus takes the time of an event: a `Duration` since the bus started.
 ///
 /// Every call that takes `at:` (publish, subscribe, suspend, resume) uses the
@@ -9,12 +15,33 @@ public struct BusClock: Sendable {
     /// A clock read by `now`.
     public init(now: @escaping @Sendable () -> Duration) { self.now = now }
 
-    /// Time since this call on `ContinuousClock` (monotonic; it keeps counting while the machine sleeps).
+    /// Time since this call on the monotonic clock that keeps counting while the machine sleeps.
+    ///
+    /// On Linux that is `CLOCK_BOOTTIME`, read with `clock_gettime` (through the vDSO, no system
+    /// call), the clock `ContinuousClock` reads there too; reading it directly as nanoseconds skips
+    /// the `ContinuousClock.Instant` arithmetic, about a quarter of the cost of a read. Elsewhere it
+    /// is `ContinuousClock`.
     public static func continuous() -> BusClock {
+        #if canImport(Glibc) || canImport(Musl)
+        let start = bootTimeNanoseconds()
+        return BusClock { .nanoseconds(bootTimeNanoseconds() &- start) }
+        #else
         let start = ContinuousClock.now
         return BusClock { ContinuousClock.now - start }
+        #endif
     }
 
     /// A clock that always reads zero, for callers that pass `at:` themselves.
     public static let zero = BusClock { .zero }
 }
+
+#if canImport(Glibc) || canImport(Musl)
+/// `CLOCK_BOOTTIME` in nanoseconds (`clock_gettime`). It cannot fail for this clock on Linux ≥ 2.6.39;
+/// were it to, the result is 0 and the bus clock stands still rather than stopping the process.
+@inline(__always)
+private func bootTimeNanoseconds() -> Int64 {
+    var time = timespec()
+    _ = clock_gettime(CLOCK_BOOTTIME, &time)
+    return Int64(time.tv_sec) &* 1_000_000_000 &+ Int64(time.tv_nsec)
+}
+#endif

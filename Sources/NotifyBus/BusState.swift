@@ -15,7 +15,7 @@ struct BusState {
         var routeGeneration = -1
     }
 
-    var keyIDs: [String: Int32] = [:]
+    var keyIDs = KeyIndex()
     var keys: [KeyRecord] = []
     var subscribers: [Int: SubscriberCore] = [:]
     /// Subscribers in the order they subscribed.
@@ -36,20 +36,26 @@ struct BusState {
     // MARK: Keys and the store
 
     mutating func keyID(for key: String) -> Int32 {
-        if let id = keyIDs[key] { return id }
+        if let id = keyIDs.id(of: key) { return id }
         let id = Int32(keys.count)
         keys.append(KeyRecord(key: key))
-        keyIDs[key] = id
+        keyIDs.insert(key, id: id)
         return id
     }
 
     mutating func publish(keyID: Int32, value: JSONValue, time: Duration) -> [Wakeup] {
+        var wakes: [Wakeup] = []
+        publish(keyID: keyID, value: value, time: time, wakes: &wakes)
+        return wakes
+    }
+
+    /// Publishes one event; what to do once unlocked goes to `wakes` (one list for a whole batch).
+    mutating func publish(keyID: Int32, value: JSONValue, time: Duration, wakes: inout [Wakeup]) {
         seq &+= 1
         let index = Int(keyID)
         if keys[index].routeGeneration != generation { route(index) }
         let seq = self.seq
         let keyCount = keys.count
-        var wakes: [Wakeup] = []
         // Through a buffer pointer and by index, so the record is borrowed where it is stored: a
         // `for route in keys[index].routes` copies (retains and releases) the routes array.
         keys.withUnsafeMutableBufferPointer { keys in
@@ -66,7 +72,6 @@ struct BusState {
             }
         }
         journal(.event(key: keys[index].key, value: value, time: time), &wakes)
-        return wakes
     }
 
     private mutating func route(_ index: Int) {

@@ -13,8 +13,8 @@ final class Consumer: Sendable {
         self.materializer = Mutex(Materializer(policy: policy))
     }
 
-    func events(from items: [PendingItem]) -> [SubscriptionEvent] {
-        materializer.withLock { $0.events(from: items) }
+    func events(from items: consuming [PendingItem]) -> [SubscriptionEvent] {
+        materializer.withLock { $0.events(from: &items) }
     }
 }
 
@@ -27,38 +27,42 @@ struct Materializer {
 
     init(policy: DeliveryPolicy) { self.policy = policy }
 
-    mutating func events(from items: [PendingItem]) -> [SubscriptionEvent] {
+    mutating func events(from items: inout [PendingItem]) -> [SubscriptionEvent] {
         var out: [SubscriptionEvent] = []
         out.reserveCapacity(items.reduce(0) { $0 + $1.eventCapacity })
-        for item in items {
-            switch item {
+        for k in items.indices {
+            // The entries leave the item first, so this is their only owner and their keys move
+            // into the notifications.
+            var entries = items[k].takeEntries()
+            switch items[k] {
             case .event(let e):
-                deliver(CollectionOfOne(e), 0, coalesced: 1, time: e.last, kind: .live, into: &out)
+                var one = CollectionOfOne(e)
+                deliver(&one, 0, coalesced: 1, time: e.last, kind: .live, into: &out)
             case .suspended(let time):
                 out.append(.suspended(time: time))
-            case .flush(let time, let entries, let ordered):
+            case .flush(let time, _, let ordered):
                 let mark = out.count
                 out.append(.resumed(time: time, flushed: 0))
                 var flushed = 0
                 for i in Self.eventOrder(entries, ordered: ordered)
-                where deliver(entries, i, coalesced: entries[i].count, time: time, kind: .flushed, into: &out) {
+                where deliver(&entries, i, coalesced: entries[i].count, time: time, kind: .flushed, into: &out) {
                     flushed += 1
                 }
                 out[mark] = .resumed(time: time, flushed: flushed)
-            case .resync(let time, let entries, let afterResume):
+            case .resync(let time, _, let afterResume):
                 let mark = out.count
                 if afterResume { out.append(.resumed(time: time, flushed: 0)) }
                 out.append(.resync(time: time, reason: .limit))
                 var flushed = 0
-                for i in entries.indices where deliver(entries, i, coalesced: 0, time: time, kind: .resync, into: &out) {
+                for i in entries.indices where deliver(&entries, i, coalesced: 0, time: time, kind: .resync, into: &out) {
                     flushed += 1
                 }
                 if afterResume { out[mark] = .resumed(time: time, flushed: flushed) }
-            case .initial(let time, let entries):
-                for i in entries.indices { deliver(entries, i, coalesced: 0, time: time, kind: .initial, into: &out) }
-            case .collapsed(let entries, let ordered):
+            case .initial(let time, _):
+                for i in entries.indices { deliver(&entries, i, coalesced: 0, time: time, kind: .initial, into: &out) }
+            case .collapsed(_, let ordered):
                 for i in Self.eventOrder(entries, ordered: ordered) {
-                    deliver(entries, i, coalesced: entries[i].count, time: entries[i].last, kind: .collapsed, into: &out)
+                    deliver(&entries, i, coalesced: entries[i].count, time: entries[i].last, kind: .collapsed, into: &out)
                 }
             }
         }
@@ -86,9 +90,10 @@ struct Materializer {
     /// It takes the collection and an index rather than the entry, and reads the entry's fields
     /// only where they are stored, after every change to `self`: given the entry itself, the
     /// compiler copies all of it first (a retain and a release of its key and value per entry).
+    /// The key moves out of the entry into the notification; the entry is not read again.
     @discardableResult
-    private mutating func deliver<Entries: RandomAccessCollection<HeldEntry>>(
-        _ entries: Entries, _ i: Entries.Index, coalesced: Int, time: Duration, kind: BusNotification.Kind,
+    private mutating func deliver<Entries: MutableCollection & RandomAccessCollection<HeldEntry>>(
+        _ entries: inout Entries, _ i: Entries.Index, coalesced: Int, time: Duration, kind: BusNotification.Kind,
         into out: inout [SubscriptionEvent]
     ) -> Bool {
         let index = Int(entries[i].keyID)
@@ -100,7 +105,7 @@ struct Materializer {
         let previous: JSONValue? = slot >= 0 ? .some(lastReceived[slot]) : .none
         if policy == .changed, let previous, previous == entries[i].value { return false }
         out.append(.notification(BusNotification(
-            key: entries[i].key, value: entries[i].value, previous: previous, coalesced: coalesced,
+            key: entries[i].takeKey(), value: entries[i].value, previous: previous, coalesced: coalesced,
             firstEventTime: entries[i].first, lastEventTime: entries[i].last, time: time, kind: kind)))
         if slot >= 0 {
             lastReceived[slot] = entries[i].value

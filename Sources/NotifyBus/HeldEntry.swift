@@ -1,7 +1,7 @@
 /// What a subscriber holds for one key (or, under `.all`, for one event).
 struct HeldEntry: Sendable {
     var keyID: Int32
-    let key: String
+    var key: String
     var value: JSONValue
     /// Events it stands for; 0 for a current value taken from the store.
     var count: Int
@@ -9,6 +9,14 @@ struct HeldEntry: Sendable {
     var last: Duration
     /// Sequence number of the latest event, for flush order.
     var seq: UInt64
+
+    /// Moves the key out, leaving an empty string: handing it to a notification that way costs no
+    /// reference counting (a copy retains it, and freeing the entry releases it again).
+    mutating func takeKey() -> String {
+        var key = ""
+        swap(&key, &self.key)
+        return key
+    }
 }
 
 /// What waits in a subscriber's outbox for its consumer, in order.
@@ -27,4 +35,27 @@ enum PendingItem: Sendable {
     case initial(time: Duration, entries: [HeldEntry])
     /// The backlog of a slow subscriber, collapsed per key.
     case collapsed(entries: [HeldEntry], ordered: Bool)
+}
+
+extension PendingItem {
+    /// Moves the entries out of a `flush`, `resync`, `initial` or `collapsed` item (leaving it with
+    /// none), so the consumer owns them alone and can move their keys out; empty for the others.
+    mutating func takeEntries() -> [HeldEntry] {
+        switch self {
+        case .event, .suspended:
+            return []
+        case .flush(let time, let entries, let ordered):
+            self = .flush(time: time, entries: [], ordered: ordered)
+            return entries
+        case .resync(let time, let entries, let afterResume):
+            self = .resync(time: time, entries: [], afterResume: afterResume)
+            return entries
+        case .initial(let time, let entries):
+            self = .initial(time: time, entries: [])
+            return entries
+        case .collapsed(let entries, let ordered):
+            self = .collapsed(entries: [], ordered: ordered)
+            return entries
+        }
+    }
 }

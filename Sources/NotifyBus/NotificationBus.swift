@@ -86,7 +86,7 @@ public final class NotificationBus: Sendable {
     /// The latest value published for `key`, or `nil` if none was.
     public func value(forKey key: String) -> JSONValue? {
         withState { state in
-            state.keyIDs[key].flatMap { state.keys[Int($0)].value }
+            state.keyIDs.id(of: key).flatMap { state.keys[Int($0)].value }
         }
     }
 

@@ -4,7 +4,8 @@
 // Each sample is 1000 publishes (scalingFactor .kilo), so the median in µs is ns per publish.
 // Two more, for the analysis: publish by handle with the time given (`at:`, as a replay does, so
 // no clock is read), and the clock read alone (`BusClock.continuous().now()`), which every
-// publish without `at:` pays.
+// publish without `at:` pays. And publish by key in batches of 4 (`publish(_:at:)`: one clock read
+// and one lock per batch, the array built per batch as a source would), per key.
 import Benchmark
 import NotifyBus
 import Synchronization
@@ -57,6 +58,24 @@ let benchmarks: @Sendable () -> Void = {
         }
         benchmark.stopMeasurement()
         blackHole(anchor)
+    }
+
+    Benchmark("publish suspended by key, batches of 4 (ours, per key)") { benchmark in
+        let bus = NotificationBus()
+        let subscription = bus.subscribe(["**"], policy: .latest)
+        subscription.suspend()
+        for key in keys { bus.publish(key, .integer(0)) }
+        benchmark.startMeasurement()
+        for i in stride(from: 0, to: benchmark.scaledIterations.count, by: 4) {
+            bus.publish([
+                (key: keys[i % 100], value: .integer(Int64(i))),
+                (key: keys[(i + 1) % 100], value: .integer(Int64(i + 1))),
+                (key: keys[(i + 2) % 100], value: .integer(Int64(i + 2))),
+                (key: keys[(i + 3) % 100], value: .integer(Int64(i + 3))),
+            ])
+        }
+        benchmark.stopMeasurement()
+        blackHole(subscription)
     }
 
     // MARK: publish by handle
