@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3: latency from a uevent to a subscriber's callback, side by side with a bare libudev
+# Latency from a uevent to a subscriber's callback, side by side with a bare libudev
 # monitor receiving the same uevents under umockdev, in one process and one run
 # (DESIGN.md, "udev uevent → subscriber": the bus may add at most 10%).
 #

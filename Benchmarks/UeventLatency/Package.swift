@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Issue 3: latency from a uevent to a subscriber's callback, side by side with a bare libudev
+// Latency from a uevent to a subscriber's callback, side by side with a bare libudev
 // monitor receiving the same uevents under umockdev, in one process and one run.
 // A package of its own (like Benchmarks/), so neither the root `swift test` nor the ordo-one
 // suites build it. Run it through Benchmarks/uevent-latency.sh.

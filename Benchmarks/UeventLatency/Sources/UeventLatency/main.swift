@@ -6,7 +6,7 @@ import NotifyBusSources
 import Glibc
 #endif
 
-// Issue 3: latency from a uevent to a subscriber's callback, side by side with a bare libudev
+// Latency from a uevent to a subscriber's callback, side by side with a bare libudev
 // monitor receiving the same uevents under umockdev, in one process and one run.
 //
 // One umockdev test bed with one battery (BAT0), made in this process. Two receivers of the same
