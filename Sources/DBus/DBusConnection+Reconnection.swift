@@ -16,7 +16,7 @@ extension DBusConnection {
         generation &+= 1
         let current = generation
         self.link = link
-        link.onMessage = { [weak self] message in self?.received(message, generation: current) }
+        link.onMessage = { [weak self] message in self?.received(message, generation: current) ?? false }
         let hello: DBusMessage
         do {
             hello = try DBusMessage.methodCall(destination: .bus, path: .bus, interface: .bus, member: "Hello")

@@ -30,17 +30,20 @@ extension DBusConnection {
         return Token(id: id)
     }
 
-    /// Dispatches a message from the link: the header is checked against every rule first;
-    /// the arguments are decoded once, and only when a rule matched.
-    func received(_ message: DBusMessage, generation: UInt64) {
-        guard generation == self.generation, message.kind == .signal, let header = message.signalHeader else { return }
+    /// Dispatches a message from the link: a method call to the exported objects; a signal's
+    /// header is checked against every rule first, and its arguments are decoded once, and only
+    /// when a rule matched. Returns whether a method call was answered here.
+    func received(_ message: DBusMessage, generation: UInt64) -> Bool {
+        guard generation == self.generation else { return false }
+        if message.kind == .methodCall { return dispatchCall(message, generation: generation) }
+        guard message.kind == .signal, let header = message.signalHeader else { return false }
         if header.path == Self.localPath, header.interface == Self.localInterface, header.member == Self.disconnectedMember {
             // Leave libdbus's dispatch before tearing the connection down.
             context.runSoon { [weak self] in
                 guard let self, self.generation == generation else { return }
                 self.connectionFailed(.disconnected("the bus closed the connection"))
             }
-            return
+            return false
         }
         var firstString: String?? = nil
         func arg0() -> String? {
@@ -59,7 +62,7 @@ extension DBusConnection {
         if header.sender == .bus, header.interface == .bus, header.member == Self.nameOwnerChanged,
            let text = arg0(), let name = BusName(rawValue: text), let watch = nameWatches[name]
         {
-            guard let arguments = signal()?.arguments else { return }
+            guard let arguments = signal()?.arguments else { return false }
             if arguments.count == 3, let newOwner = arguments[2].stringValue {
                 setOwner(newOwner.isEmpty ? nil : BusName(rawValue: newOwner), of: watch)
             }
@@ -67,9 +70,10 @@ extension DBusConnection {
         for id in subscriptions.keys.sorted() {
             guard generation == self.generation, let subscription = subscriptions[id] else { continue }
             guard matches(subscription.rule, header, arg0: arg0) else { continue }
-            guard let signal = signal() else { return }
+            guard let signal = signal() else { return false }
             subscription.handler(signal)
         }
+        return false
     }
 
     private func matches(_ rule: DBusMatchRule, _ header: DBusSignalHeader, arg0: () -> String?) -> Bool {

@@ -105,6 +105,7 @@ public final class DBusConnection {
     var nameWatches: [BusName: NameWatch] = [:]
     var watchTokens: [UInt64: BusName] = [:]
     var calls: [UInt64: OutstandingCall] = [:]
+    var objects: [ObjectPath: DBusObject] = [:]
 
 
     /// Creates a connection on the loop whose `context` this is; nothing happens until `connect()`.

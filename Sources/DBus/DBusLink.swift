@@ -10,8 +10,8 @@ import EpollLoop
 final class DBusLink {
     let pointer: OpaquePointer
     unowned let context: LoopContext
-    /// Told about every incoming message (filter), and when the link is lost.
-    var onMessage: (DBusMessage) -> Void = { _ in }
+    /// Told about every incoming message (filter); returns whether it answered a method call.
+    var onMessage: (DBusMessage) -> Bool = { _ in false }
     private var watches: [OpaquePointer: IORegistration] = [:]
     private var timeouts: [OpaquePointer: LoopTimer] = [:]
     private var dispatchScheduled = false
@@ -66,7 +66,7 @@ final class DBusLink {
         for timer in timeouts.values { context.cancelTimer(timer) }
         watches = [:]
         timeouts = [:]
-        onMessage = { _ in }
+        onMessage = { _ in false }
     }
 
     /// Queues `message` for sending. Wraps `dbus_connection_send`.
@@ -197,9 +197,9 @@ final class DBusLink {
     fileprivate func filter(_ raw: OpaquePointer) -> DBusHandlerResult {
         guard !isShutDown else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
         let message = DBusMessage(adopting: dbus_message_ref(raw))
-        onMessage(message)
-        // Method calls to us fall through, so libdbus answers them with UnknownMethod.
-        return message.kind == .signal
+        let answered = onMessage(message)
+        // Method calls the connection did not answer (`Peer`) fall through to libdbus.
+        return answered || message.kind == .signal
             ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
     }
 }
