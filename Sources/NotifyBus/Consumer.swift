@@ -5,10 +5,11 @@ import Synchronization
 /// It keeps what the subscriber last received per key, so `previous` and the
 /// `changed` filter are decided in delivery order, outside the bus lock.
 final class Consumer: Sendable {
-    let handler: (@Sendable (SubscriptionEvent) -> Void)?
+    /// A callback subscriber's handler, given everything taken from the outbox at once.
+    let handler: (@Sendable ([SubscriptionEvent]) -> Void)?
     private let materializer: Mutex<Materializer>
 
-    init(policy: DeliveryPolicy, handler: (@Sendable (SubscriptionEvent) -> Void)?) {
+    init(policy: DeliveryPolicy, handler: (@Sendable ([SubscriptionEvent]) -> Void)?) {
         self.handler = handler
         self.materializer = Mutex(Materializer(policy: policy))
     }

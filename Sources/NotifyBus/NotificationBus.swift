@@ -149,13 +149,31 @@ public final class NotificationBus: Sendable {
         at time: Duration? = nil,
         handler: @escaping @Sendable (SubscriptionEvent) -> Void
     ) -> Subscription {
-        makeSubscription(patterns, policy, limit, initial, highWaterMark, name, time, handler: handler)
+        makeSubscription(patterns, policy, limit, initial, highWaterMark, name, time) { events in
+            for event in events { handler(event) }
+        }
+    }
+
+    /// Subscribes with a callback that gets the events in batches: each call carries everything
+    /// that was ready at once, so a resume's `resumed` mark and its whole flush (or every
+    /// initial value) arrive in one call. Otherwise as `subscribe(_:policy:limit:initial:highWaterMark:name:at:handler:)`.
+    package func subscribeInBatches(
+        _ patterns: [KeyPattern] = [.all],
+        policy: DeliveryPolicy = .latest,
+        limit: Int = NotificationBus.defaultLimit,
+        initial: InitialDelivery = .none,
+        highWaterMark: Int = NotificationBus.defaultHighWaterMark,
+        name: String? = nil,
+        at time: Duration? = nil,
+        batchHandler: @escaping @Sendable ([SubscriptionEvent]) -> Void
+    ) -> Subscription {
+        makeSubscription(patterns, policy, limit, initial, highWaterMark, name, time, handler: batchHandler)
     }
 
     private func makeSubscription(
         _ patterns: [KeyPattern], _ policy: DeliveryPolicy, _ limit: Int, _ initial: InitialDelivery,
         _ highWaterMark: Int, _ name: String?, _ time: Duration?,
-        handler: (@Sendable (SubscriptionEvent) -> Void)?
+        handler: (@Sendable ([SubscriptionEvent]) -> Void)?
     ) -> Subscription {
         let time = time ?? clock.now()
         let consumer = Consumer(policy: policy, handler: handler)
@@ -200,7 +218,7 @@ public final class NotificationBus: Sendable {
                 return items
             }
             guard let items else { return }
-            for event in consumer.events(from: items) { handler(event) }
+            handler(consumer.events(from: items))
         }
     }
 }
