@@ -24,6 +24,9 @@ struct BusState {
     var generation = 0
     var seq: UInt64 = 0
     var nextSubscriberID = 1
+    /// The counters of the live ``HoldBudget`` handles, by ID; holds keep their own references.
+    var budgets: [Int: BudgetCore] = [:]
+    var nextBudgetID = 1
     /// Journals, which see every publish and lifecycle change (rare: recording).
     var journals: [JournalCore] = []
 

@@ -1,19 +1,24 @@
-/// The events a subscriber holds while it is suspended (or too slow), bounded by `limit`.
+/// The events a subscriber holds while it is suspended (or too slow), bounded by `limit` and by
+/// its shared budget, if any.
 ///
 /// Coalescing (every policy but `.all`): one entry per key, found through a
 /// dense slot table indexed by key ID, so an update is two array accesses.
 /// Under `.all`: one entry per event. Past `limit` it discards everything and
-/// remembers that it overflowed; the subscriber then resyncs.
+/// remembers that it overflowed; the subscriber then resyncs. It does the same when its budget
+/// (or an ancestor of it) has no room for a new entry. Every entry it holds counts against the
+/// budget until it is taken, reset or discarded.
 struct Hold {
     let coalesces: Bool
     let limit: Int
+    let budget: BudgetCore?
     private var slotOfKey: [Int32] = []
     private(set) var entries: [HeldEntry] = []
     private(set) var overflowed = false
 
-    init(coalesces: Bool, limit: Int) {
+    init(coalesces: Bool, limit: Int, budget: BudgetCore? = nil) {
         self.coalesces = coalesces
         self.limit = limit
+        self.budget = budget
     }
 
     var isEmpty: Bool { entries.isEmpty && !overflowed }
@@ -24,7 +29,7 @@ struct Hold {
     ) {
         if overflowed { return }
         guard coalesces else {
-            if entries.count >= limit { overflow(); return }
+            if entries.count >= limit || !reserve() { overflow(); return }
             entries.append(HeldEntry(keyID: keyID, key: key(), value: value, count: 1, first: time, last: time, seq: seq))
             return
         }
@@ -38,7 +43,7 @@ struct Hold {
             entries[slot].count += 1
             entries[slot].last = time
             entries[slot].seq = seq
-        } else if entries.count >= limit {
+        } else if entries.count >= limit || !reserve() {
             overflow()
         } else {
             slotOfKey[index] = Int32(entries.count)
@@ -46,11 +51,19 @@ struct Hold {
         }
     }
 
-    /// Hands over the held entries (in first-event order) and starts empty.
+    /// Counts a new entry against the budget; `false` when the budget has no room for it.
+    @inline(__always)
+    private func reserve() -> Bool {
+        guard let budget else { return true }
+        return budget.reserve()
+    }
+
+    /// Hands over the held entries (in first-event order), returns them to the budget, and starts empty.
     mutating func take() -> [HeldEntry] {
         if coalesces {
             for e in entries { slotOfKey[Int(e.keyID)] = -1 }
         }
+        if let budget, !entries.isEmpty { budget.release(entries.count) }
         let taken = entries
         entries = []
         return taken

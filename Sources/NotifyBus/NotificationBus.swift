@@ -107,6 +107,8 @@ public final class NotificationBus: Sendable {
     ///   - limit: the most entries it holds while suspended (distinct keys; events under ``DeliveryPolicy/all``).
     ///     One more discards them, and on resume it gets ``SubscriptionEvent/resync(time:reason:)`` and
     ///     every current value.
+    ///   - budget: a bound shared with other subscriptions: one more entry past it (or past one of its
+    ///     ancestors) does the same as one past `limit`. `nil`: only `limit` bounds it.
     ///   - initial: ``InitialDelivery/current`` delivers the current value of every matching key first.
     ///   - highWaterMark: the backlog length past which an active subscriber that does not keep
     ///     up has its pending events collapsed per key (bounded by `limit`, like a suspension).
@@ -116,12 +118,13 @@ public final class NotificationBus: Sendable {
         _ patterns: [KeyPattern] = [.all],
         policy: DeliveryPolicy = .latest,
         limit: Int = NotificationBus.defaultLimit,
+        budget: HoldBudget? = nil,
         initial: InitialDelivery = .none,
         highWaterMark: Int = NotificationBus.defaultHighWaterMark,
         name: String? = nil,
         at time: Duration? = nil
     ) -> Subscription {
-        makeSubscription(patterns, policy, limit, initial, highWaterMark, name, time, handler: nil)
+        makeSubscription(patterns, policy, limit, budget, initial, highWaterMark, name, time, handler: nil)
     }
 
     /// Subscribes with a callback instead of an `AsyncSequence`.
@@ -134,6 +137,7 @@ public final class NotificationBus: Sendable {
     ///   - patterns: which keys; the default matches all.
     ///   - policy: what a suspended subscriber receives on resume.
     ///   - limit: the most entries it holds while suspended, as for the sequence form.
+    ///   - budget: a bound shared with other subscriptions, as for the sequence form.
     ///   - initial: ``InitialDelivery/current`` delivers the current value of every matching key first.
     ///   - highWaterMark: the backlog length past which its pending events are collapsed per key.
     ///   - name: a name for logs and journals.
@@ -143,46 +147,50 @@ public final class NotificationBus: Sendable {
         _ patterns: [KeyPattern] = [.all],
         policy: DeliveryPolicy = .latest,
         limit: Int = NotificationBus.defaultLimit,
+        budget: HoldBudget? = nil,
         initial: InitialDelivery = .none,
         highWaterMark: Int = NotificationBus.defaultHighWaterMark,
         name: String? = nil,
         at time: Duration? = nil,
         handler: @escaping @Sendable (SubscriptionEvent) -> Void
     ) -> Subscription {
-        makeSubscription(patterns, policy, limit, initial, highWaterMark, name, time) { events in
+        makeSubscription(patterns, policy, limit, budget, initial, highWaterMark, name, time) { events in
             for event in events { handler(event) }
         }
     }
 
     /// Subscribes with a callback that gets the events in batches: each call carries everything
     /// that was ready at once, so a resume's `resumed` mark and its whole flush (or every
-    /// initial value) arrive in one call. Otherwise as `subscribe(_:policy:limit:initial:highWaterMark:name:at:handler:)`.
+    /// initial value) arrive in one call. Otherwise as `subscribe(_:policy:limit:budget:initial:highWaterMark:name:at:handler:)`.
     package func subscribeInBatches(
         _ patterns: [KeyPattern] = [.all],
         policy: DeliveryPolicy = .latest,
         limit: Int = NotificationBus.defaultLimit,
+        budget: HoldBudget? = nil,
         initial: InitialDelivery = .none,
         highWaterMark: Int = NotificationBus.defaultHighWaterMark,
         name: String? = nil,
         at time: Duration? = nil,
         batchHandler: @escaping @Sendable ([SubscriptionEvent]) -> Void
     ) -> Subscription {
-        makeSubscription(patterns, policy, limit, initial, highWaterMark, name, time, handler: batchHandler)
+        makeSubscription(patterns, policy, limit, budget, initial, highWaterMark, name, time, handler: batchHandler)
     }
 
     private func makeSubscription(
-        _ patterns: [KeyPattern], _ policy: DeliveryPolicy, _ limit: Int, _ initial: InitialDelivery,
+        _ patterns: [KeyPattern], _ policy: DeliveryPolicy, _ limit: Int, _ budget: HoldBudget?, _ initial: InitialDelivery,
         _ highWaterMark: Int, _ name: String?, _ time: Duration?,
         handler: (@Sendable ([SubscriptionEvent]) -> Void)?
     ) -> Subscription {
         let time = time ?? clock.now()
         let consumer = Consumer(policy: policy, handler: handler)
+        // A budget made by another bus is ignored.
+        let budgetID = budget.flatMap { $0.bus === self ? $0.id : nil }
         let (id, wakes) = withState { state -> (Int, [Wakeup]) in
             let id = state.nextSubscriberID
             state.nextSubscriberID += 1
             let core = SubscriberCore(
                 id: id, name: name, patterns: patterns, policy: policy, limit: limit,
-                highWaterMark: highWaterMark, consumer: consumer)
+                budget: budgetID.flatMap { state.budgets[$0] }, highWaterMark: highWaterMark, consumer: consumer)
             return (id, state.add(core, initial: initial, time: time))
         }
         let subscription = Subscription(

@@ -21,8 +21,8 @@ final class SubscriberCore {
     var isDraining = false
 
     init(
-        id: Int, name: String?, patterns: [KeyPattern], policy: DeliveryPolicy, limit: Int, highWaterMark: Int,
-        consumer: Consumer
+        id: Int, name: String?, patterns: [KeyPattern], policy: DeliveryPolicy, limit: Int, budget: BudgetCore?,
+        highWaterMark: Int, consumer: Consumer
     ) {
         self.id = id
         self.name = name
@@ -30,7 +30,7 @@ final class SubscriberCore {
         self.policy = policy
         self.highWaterMark = max(1, highWaterMark)
         self.consumer = consumer
-        self.hold = Hold(coalesces: policy != .all, limit: max(0, limit))
+        self.hold = Hold(coalesces: policy != .all, limit: max(0, limit), budget: budget)
     }
 
     /// One published event for a key this subscriber matches.

@@ -1,7 +1,7 @@
 /// One subscriber: an `AsyncSequence` of its events, and the handle to suspend,
 /// resume and cancel it.
 ///
-/// A subscription is made by ``NotificationBus/subscribe(_:policy:limit:initial:highWaterMark:name:at:)``.
+/// A subscription is made by ``NotificationBus/subscribe(_:policy:limit:budget:initial:highWaterMark:name:at:)``.
 /// While suspended, the events for its keys are held per its ``policy``; resuming
 /// delivers a ``SubscriptionEvent/resumed(time:flushed:)`` mark and the flush. Cancelling it (or the task that
 /// iterates it, or dropping the last reference) ends the sequence and frees
