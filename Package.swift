@@ -8,7 +8,10 @@ import PackageDescription
 //   C shims         CUdev, CDBus, CEpollLoop
 //   system wrappers Udev, DBus, EpollLoop   each owns its C objects; no C above them
 //   sources         NotifyBusSources    udev and D-Bus sources, each a `Service`
-//   tools           notifywatch, examples
+//   daemon          NotifyBusProtocol   notifybusd's D-Bus interface (CONTRACT.md §5), both sides
+//                   NotifyBusDaemon     the bus as a D-Bus service, following subscribers' lives
+//                   NotifyBusClient     an app's subscriptions through notifybusd
+//   tools           notifywatch, notifybusd, examples
 //   tests           one target per layer, with shared support for child processes, private
 //                   buses and umockdev test beds
 //
@@ -24,7 +27,10 @@ let package = Package(
         .library(name: "Udev", targets: ["Udev"]),
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "EpollLoop", targets: ["EpollLoop"]),
+        .library(name: "NotifyBusDaemon", targets: ["NotifyBusDaemon"]),
+        .library(name: "NotifyBusClient", targets: ["NotifyBusClient"]),
         .executable(name: "notifywatch", targets: ["notifywatch"]),
+        .executable(name: "notifybusd", targets: ["notifybusd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -61,6 +67,18 @@ let package = Package(
             ]
         ),
 
+        // Daemon.
+        .target(name: "NotifyBusProtocol", dependencies: ["NotifyBus", "DBus"]),
+        .target(
+            name: "NotifyBusDaemon",
+            dependencies: [
+                "NotifyBus", "NotifyBusProtocol", "NotifyBusSources", "DBus", "EpollLoop",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(name: "NotifyBusClient", dependencies: ["NotifyBus", "NotifyBusProtocol", "DBus", "EpollLoop"]),
+
         // Tools. The examples build with the package so that they cannot rot.
         .executableTarget(
             name: "notifywatch",
@@ -68,6 +86,16 @@ let package = Package(
                 "NotifyBus", "NotifyBusLog", "NotifyBusSources",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "notifybusd",
+            dependencies: [
+                "NotifyBusDaemon", "NotifyBusSources", "DBus",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(name: "AppLifecycleExample", dependencies: ["NotifyBus"], path: "Examples/AppLifecycle"),

@@ -200,6 +200,29 @@ public final class DBusClient: Sendable {
         }
     }
 
+    /// Calls a method without waiting for its reply: the call is queued at once, so calls sent
+    /// this way from one thread leave in the order they were made. `completion`, if given, gets
+    /// the results (or the error) on the loop thread.
+    public func send(
+        destination: BusName?, path: ObjectPath, interface: InterfaceName?, member: MemberName,
+        arguments: [DBusValue] = [], completion: (@Sendable (Result<[DBusValue], DBusError>) -> Void)? = nil
+    ) {
+        let key = self.key
+        do {
+            try loop.execute { context in
+                guard let connection = context[local: key] else {
+                    completion?(.failure(.disconnected("the client is closed")))
+                    return
+                }
+                connection.call(
+                    destination: destination, path: path, interface: interface, member: member, arguments: arguments
+                ) { completion?($0) }
+            }
+        } catch {
+            completion?(.failure(.disconnected("the client is closed")))
+        }
+    }
+
     /// Emits a signal, broadcast or unicast to `destination`.
     public func emitSignal(
         path: ObjectPath, interface: InterfaceName, member: MemberName, arguments: [DBusValue] = [],

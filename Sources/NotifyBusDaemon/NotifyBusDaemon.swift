@@ -1,0 +1,155 @@
+import DBus
+import EpollLoop
+import Logging
+import NotifyBus
+import NotifyBusProtocol
+import NotifyBusSources
+import ServiceLifecycle
+
+/// `notifybusd` as a library: the sources and one `NotificationBus` behind the
+/// `org.notifybus.Bus1` interface on the session bus (CONTRACT.md §5), as a
+/// swift-service-lifecycle `Service`.
+///
+/// ```swift
+/// let daemon = NotifyBusDaemon(configuration: .init())
+/// let group = ServiceGroup(configuration: .init(
+///     services: [.init(service: daemon)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+/// try await group.run()
+/// ```
+///
+/// `run()` connects, checks that nobody owns `org.notifybus.Bus1`, starts the sources, waits (at
+/// most 5 s) until each has published its state or found it cannot, then owns the name and serves
+/// until graceful shutdown or cancellation; then it cancels every subscription, stops the
+/// sources (releasing the sensors they claimed) and closes the connection.
+public final class NotifyBusDaemon: Service, Sendable {
+    /// What the daemon runs and where.
+    public struct Configuration: Sendable {
+        /// The session bus it serves on.
+        public var sessionBus: DBusAddress
+        /// Which sources it runs and where they connect.
+        public var sources: SystemSources.Options
+        /// The most entries held for all connections' suspended subscriptions together.
+        public var maximumHeld: Int
+        /// How long to wait for the sources' first statuses before taking the name.
+        public var startupTimeout: Duration
+        /// Where it logs.
+        public var logger: Logger
+
+        /// A configuration; by default every source, the standard buses, and the limits of §5.2.
+        public init(
+            sessionBus: DBusAddress = .session, sources: SystemSources.Options = SystemSources.Options(),
+            maximumHeld: Int = BusInterface.Limits.defaultMaximumHeld, startupTimeout: Duration = .seconds(5),
+            logger: Logger = Logger(label: "notifybusd")
+        ) {
+            self.sessionBus = sessionBus
+            self.sources = sources
+            self.maximumHeld = maximumHeld
+            self.startupTimeout = startupTimeout
+            self.logger = logger
+        }
+    }
+
+    /// Why the daemon could not serve.
+    public enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
+        /// Another connection owns `org.notifybus.Bus1`.
+        case nameTaken
+        /// The session bus could not be reached, or went away.
+        case bus(String)
+        /// The event loop could not start.
+        case eventLoop(String)
+
+        /// The failure in words.
+        public var description: String {
+            switch self {
+            case .nameTaken: "\(BusInterface.busName) is already owned on this bus: another notifybusd is running"
+            case .bus(let reason): "the session bus: \(reason)"
+            case .eventLoop(let reason): "event loop: \(reason)"
+            }
+        }
+    }
+
+    /// Its configuration.
+    public let configuration: Configuration
+    /// The bus the sources publish into.
+    public let bus: NotificationBus
+
+    /// A daemon with `configuration`; nothing runs until `run()`.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        self.bus = NotificationBus()
+    }
+
+    /// Serves until graceful shutdown or cancellation, then releases everything.
+    /// - Throws: `Failure` when it cannot serve: the name is taken, the bus cannot be reached.
+    public func run() async throws {
+        let loop: EventLoopThread
+        do {
+            loop = try EventLoopThread(name: "notifybusd")
+        } catch {
+            throw Failure.eventLoop("\(error)")
+        }
+        let link = DaemonLink(loop: loop)
+        do {
+            try await serve(link: link)
+        } catch {
+            await link.close()
+            await loop.shutdown()
+            throw error
+        }
+        await link.close()
+        await loop.shutdown()
+    }
+
+    private func serve(link: DaemonLink) async throws {
+        let configuration = self.configuration
+        let bus = self.bus
+        try await link.connect(address: configuration.sessionBus) { context, connection in
+            BusService(
+                connection: connection, bus: bus, loop: link.loop,
+                life: ProcessLifeWatcher(context: context, logger: configuration.logger),
+                maximumHeld: configuration.maximumHeld, logger: configuration.logger)
+        }
+        if try await link.nameHasOwner(BusInterface.busName) { throw Failure.nameTaken }
+
+        let sources = SystemSources.all(bus: bus, options: configuration.sources)
+        // Each child says whether its end should end the daemon: a source returning does not.
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for source in sources {
+                group.addTask {
+                    do {
+                        try await source.run()
+                    } catch {
+                        await link.setSource(source.name, .failed(reason: "\(error)"))
+                    }
+                    return false
+                }
+            }
+            let statuses = await sources.firstStatuses(timeout: configuration.startupTimeout)
+            for (source, status) in zip(sources, statuses) { await link.setSource(source.name, status) }
+            for source in sources {
+                group.addTask {
+                    for await status in source.statusUpdates() where status.isSettled {
+                        await link.setSource(source.name, status)
+                    }
+                    return false
+                }
+            }
+            switch try await link.requestName(BusInterface.busName) {
+            case .primaryOwner, .alreadyOwner: break
+            case .exists, .inQueue: throw Failure.nameTaken
+            }
+            configuration.logger.info("serving \(BusInterface.busName)")
+            // Until graceful shutdown, cancellation, or the bus going away.
+            group.addTask {
+                try? await gracefulShutdown()
+                return true
+            }
+            group.addTask {
+                try await link.waitUntilDisconnected()
+                return true
+            }
+            while let stop = try await group.next(), !stop {}
+            group.cancelAll()
+        }
+    }
+}

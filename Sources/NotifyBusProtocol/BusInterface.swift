@@ -1,0 +1,54 @@
+import DBus
+
+/// The names of `notifybusd`'s D-Bus interface (CONTRACT.md §5.2), shared by the daemon and its
+/// clients.
+public enum BusInterface {
+    /// The daemon's well-known name on the session bus.
+    public static let busName: BusName = "org.notifybus.Bus1"
+    /// The bus object.
+    public static let path: ObjectPath = "/org/notifybus/Bus1"
+    /// The bus object's interface: `Subscribe`, `GetValue`, `Snapshot`, `Sources`, `Version`.
+    public static let interface: InterfaceName = "org.notifybus.Bus1"
+    /// A subscription object's interface: `Suspend`, `Resume`, `Cancel`, `State`, `Events`.
+    public static let subscriptionInterface: InterfaceName = "org.notifybus.Subscription1"
+    /// The signal that carries a subscription's events to its owner.
+    public static let eventsSignal: MemberName = "Events"
+    /// The version the `Version` property reports.
+    public static let version: UInt32 = 1
+
+    /// The path of subscription number `number`: `/org/notifybus/Bus1/subscription/<n>`.
+    public static func subscriptionPath(_ number: UInt64) -> ObjectPath {
+        ObjectPath(rawValue: "\(path.rawValue)/subscription/\(number)") ?? path
+    }
+
+    /// The number of the subscription at `path`, or `nil` for any other path.
+    public static func subscriptionNumber(of path: ObjectPath) -> UInt64? {
+        let stem = "\(self.path.rawValue)/subscription/"
+        guard path.rawValue.hasPrefix(stem) else { return nil }
+        return UInt64(path.rawValue.dropFirst(stem.count))
+    }
+
+    /// Error names of the interface.
+    public enum ErrorName {
+        /// `GetValue` of a key the bus has no value for.
+        public static let unknownKey = "org.notifybus.Error.UnknownKey"
+        /// Too many subscriptions on one connection, patterns in one subscription, or bytes in one pattern.
+        public static let limitsExceeded = "org.notifybus.Error.LimitsExceeded"
+    }
+
+    /// The limits of §5.2.
+    public enum Limits {
+        /// Subscriptions one connection may hold.
+        public static let subscriptionsPerConnection = 64
+        /// Patterns in one subscription.
+        public static let patternsPerSubscription = 64
+        /// Bytes in one pattern.
+        public static let patternBytes = 1024
+        /// The largest `limit` option.
+        public static let maximumLimit = 65_536
+        /// Entries held for one connection's suspended subscriptions, together.
+        public static let heldPerConnection = 65_536
+        /// Entries held for all connections together, unless `--max-held` says otherwise.
+        public static let defaultMaximumHeld = 1_048_576
+    }
+}

@@ -1,0 +1,112 @@
+import DBus
+import NotifyBus
+
+/// What a `Subscribe` call asks for: its patterns and options (CONTRACT.md §5.2), checked once.
+public struct SubscribeRequest: Sendable, Hashable {
+    /// The key patterns; an empty list asks for every key (`**`).
+    public var patterns: [KeyPattern]
+    /// What a resume delivers.
+    public var policy: DeliveryPolicy
+    /// The most entries held while suspended.
+    public var limit: Int
+    /// Whether the current values come first.
+    public var initial: InitialDelivery
+    /// Whether the subscription is suspended while its owner's process is frozen or stopped.
+    public var followsFreezer: Bool
+
+    /// A request; the defaults are the daemon's.
+    public init(
+        patterns: [KeyPattern] = [.all], policy: DeliveryPolicy = .latest, limit: Int = NotificationBus.defaultLimit,
+        initial: InitialDelivery = .none, followsFreezer: Bool = true
+    ) {
+        self.patterns = patterns
+        self.policy = policy
+        self.limit = limit
+        self.initial = initial
+        self.followsFreezer = followsFreezer
+    }
+
+    /// Why a call's arguments were refused.
+    public enum Refusal: Error, Sendable, Hashable {
+        /// An unknown option, an option of the wrong type or an invalid value (`InvalidArgs`).
+        case invalidArgs(String)
+        /// Too many patterns, or a pattern too long (`LimitsExceeded`).
+        case limitsExceeded(String)
+
+        /// The D-Bus error to answer with.
+        public var error: DBusError {
+            switch self {
+            case .invalidArgs(let message): DBusError(name: DBusError.Name.invalidArgs, message: message)
+            case .limitsExceeded(let message): DBusError(name: BusInterface.ErrorName.limitsExceeded, message: message)
+            }
+        }
+    }
+
+    /// Reads the arguments of `Subscribe(as patterns, a{sv} options)`.
+    /// - Throws: `Refusal` naming what is wrong.
+    public init(arguments: [DBusValue]) throws(Refusal) {
+        guard arguments.count == 2, case .array("s", let patternValues) = arguments[0],
+              case .dictionary("s", "v", let entries) = arguments[1]
+        else {
+            throw .invalidArgs("Subscribe takes (as patterns, a{sv} options)")
+        }
+        let texts = patternValues.compactMap(\.stringValue)
+        guard texts.count <= BusInterface.Limits.patternsPerSubscription else {
+            throw .limitsExceeded(
+                "\(texts.count) patterns: a subscription takes at most \(BusInterface.Limits.patternsPerSubscription)")
+        }
+        if let long = texts.first(where: { $0.utf8.count > BusInterface.Limits.patternBytes }) {
+            throw .limitsExceeded(
+                "a pattern of \(long.utf8.count) bytes: at most \(BusInterface.Limits.patternBytes) are allowed")
+        }
+        self.init(patterns: texts.isEmpty ? [.all] : texts.map { KeyPattern($0) })
+        var seen = Set<String>()
+        for entry in entries {
+            guard case .string(let name) = entry.key, case .variant(let value) = entry.value else { continue }
+            guard seen.insert(name).inserted else { throw .invalidArgs("option '\(name)' is given twice") }
+            try apply(option: name, value)
+        }
+    }
+
+    private mutating func apply(option name: String, _ value: DBusValue) throws(Refusal) {
+        switch (name, value) {
+        case ("policy", .string(let text)):
+            guard let policy = DeliveryPolicy(rawValue: text) else {
+                throw .invalidArgs("option 'policy' must be latest, changed, all or drop, not '\(text)'")
+            }
+            self.policy = policy
+        case ("limit", .uint32(let number)):
+            guard number >= 1, number <= UInt32(BusInterface.Limits.maximumLimit) else {
+                throw .invalidArgs("option 'limit' must be 1 to \(BusInterface.Limits.maximumLimit), not \(number)")
+            }
+            limit = Int(number)
+        case ("initial", .string(let text)):
+            switch text {
+            case "current": initial = .current
+            case "none": initial = .none
+            default: throw .invalidArgs("option 'initial' must be 'current' or 'none', not '\(text)'")
+            }
+        case ("follow-freezer", .boolean(let follows)):
+            followsFreezer = follows
+        case ("policy", _), ("initial", _):
+            throw .invalidArgs("option '\(name)' must be a string (s), not '\(value.signature)'")
+        case ("limit", _):
+            throw .invalidArgs("option 'limit' must be an unsigned 32-bit integer (u), not '\(value.signature)'")
+        case ("follow-freezer", _):
+            throw .invalidArgs("option 'follow-freezer' must be a boolean (b), not '\(value.signature)'")
+        default:
+            throw .invalidArgs("unknown option '\(name)'")
+        }
+    }
+
+    /// The arguments of the `Subscribe` call that asks for this.
+    public var arguments: [DBusValue] {
+        var options: [(String, DBusValue)] = [
+            ("policy", .string(policy.rawValue)),
+            ("initial", .string(initial == .current ? "current" : "none")),
+            ("follow-freezer", .boolean(followsFreezer)),
+        ]
+        if limit >= 1, limit <= BusInterface.Limits.maximumLimit { options.append(("limit", .uint32(UInt32(limit)))) }
+        return [.strings(patterns.map(\.text)), .vardict(options)]
+    }
+}
