@@ -136,6 +136,13 @@ let package = Package(
         .testTarget(
             name: "NotifyWatchTests",
             dependencies: ["NotifyBus", "NotifyBusLog", "NotifyBusSources", "TestSupport", "notifywatch", "LiveAppExample"]),
+        // notifybusd in a child process with Python, Swift and notifywatch clients; the freezer.
+        .testTarget(
+            name: "NotifyBusDaemonTests",
+            dependencies: [
+                "NotifyBus", "NotifyBusDaemon", "NotifyBusProtocol", "NotifyBusClient", "DBus", "EpollLoop", "TestSupport",
+                "notifybusd", "notifywatch", .product(name: "Logging", package: "swift-log"),
+            ]),
         // notifywatch against the real iio-sensor-proxy, systemd-localed and xdg-desktop-portal.
         .testTarget(name: "RealDaemonTests", dependencies: ["NotifyBus", "TestSupport", "notifywatch"]),
         // notifywatch suspended under a flood of uevents and D-Bus signals: memory and descriptors

@@ -1,0 +1,150 @@
+import NotifyBus
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Whether the freezer tests can run; on CI they must, so there a missing freezer fails the test.
+func freezerAvailable() -> Bool {
+    if FreezerGroup.isAvailable { return true }
+    if getenv("CI") != nil { Issue.record("CI must run the freezer tests: root and a writable cgroup2 mount are needed") }
+    return false
+}
+
+/// The daemon follows its subscribers' lives (CONTRACT.md §5.3): the Python client's process
+/// frozen through a real cgroup v2 group (or its parent), or stopped with SIGSTOP.
+@Suite("notifybusd and the freezer", .serialized)
+struct DaemonFreezerTests {
+    /// Changes the connectivity through `states` while the client cannot run, then lets it run
+    /// and returns its lines up to the flush's notification of the last state.
+    func holdAcross(
+        _ bed: DaemonBed, _ client: ChildProcess, _ states: [(UInt32, JSONValue)],
+        block: () throws -> Void, unblock: () throws -> Void
+    ) async throws -> [JSONValue] {
+        try block()
+        for (state, _) in states {
+            try await bed.setConnectivity(state)
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        try unblock()
+        return try #require(bed.lines(of: client, until: isNotification("network/connectivity", states.last!.1)))
+    }
+
+    @Test func aFrozenClientGetsOneSignalWithTheFlushOnThaw() async throws {
+        guard freezerAvailable() else { return }
+        let bed = try await DaemonBed()
+        let group = try FreezerGroup(name: "nb-daemon-test-\(getpid())-a")
+        let (client, _) = try bed.pythonClient(["network/connectivity"], in: group)
+        let lines = try await holdAcross(
+            bed, client, [(1, "none"), (2, "portal"), (3, "limited"), (2, "portal")],
+            block: {
+                try group.freeze()
+                #expect(eventuallySync { group.isFrozen })
+            },
+            unblock: { try group.thaw() })
+        try #require(lines.map(\.type) == ["suspended", "resumed", "notification"])
+        #expect(lines[1]["flushed"] == 1)
+        #expect(lines[2]["coalesced"] == 4)
+        #expect(lines[2]["previous"] == nil)
+        // Live again after the thaw.
+        try await bed.setConnectivity(4)
+        let live = try #require(bed.lines(of: client, until: isNotification("network/connectivity", "full")))
+        #expect(live.count == 1 && live[0]["coalesced"] == 1)
+        stop(client)
+        group.remove()
+    }
+
+    @Test func aFrozenParentGroupCounts() async throws {
+        guard freezerAvailable() else { return }
+        let bed = try await DaemonBed()
+        let parent = try FreezerGroup(name: "nb-daemon-test-\(getpid())-p")
+        let child = try parent.child("leaf")
+        let (client, _) = try bed.pythonClient(["network/connectivity"], in: child)
+        let lines = try await holdAcross(
+            bed, client, [(1, "none"), (3, "limited")],
+            block: {
+                try parent.freeze()
+                #expect(eventuallySync { child.isFrozen })
+            },
+            unblock: { try parent.thaw() })
+        try #require(lines.map(\.type) == ["suspended", "resumed", "notification"])
+        #expect(lines[2]["coalesced"] == 2)
+        stop(client)
+        child.remove()
+        parent.remove()
+    }
+
+    @Test func anExplicitSuspendOutlastsAThaw() async throws {
+        guard freezerAvailable() else { return }
+        let bed = try await DaemonBed()
+        let group = try FreezerGroup(name: "nb-daemon-test-\(getpid())-s")
+        let (client, _) = try bed.pythonClient(["network/connectivity"], in: group)
+        kill(client.pid, SIGUSR1)
+        #expect(bed.lines(of: client, until: { $0.type == "suspended" }) != nil)
+        try group.freeze()
+        #expect(eventuallySync { group.isFrozen })
+        try await bed.setConnectivity(1)
+        try await bed.setConnectivity(2)
+        try await Task.sleep(for: .milliseconds(300))
+        try group.thaw()
+        // Still suspended: nothing arrives.
+        #expect(bed.nextLine(of: client, timeout: .seconds(1)) == nil)
+        kill(client.pid, SIGUSR2)
+        let lines = try #require(bed.lines(of: client, until: isNotification("network/connectivity", "portal")))
+        #expect(lines.map(\.type) == ["resumed", "notification"])
+        #expect(lines[1]["coalesced"] == 2)
+        stop(client)
+        group.remove()
+    }
+
+    @Test func aStoppedClientIsHeldForUntilItContinues() async throws {
+        let bed = try await DaemonBed()
+        let (client, _) = try bed.pythonClient(["network/connectivity"])
+        kill(client.pid, SIGSTOP)
+        for state: UInt32 in [1, 3, 1, 2] {
+            try await bed.setConnectivity(state)
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        kill(client.pid, SIGCONT)
+        let lines = try #require(bed.lines(of: client, until: isNotification("network/connectivity", "portal")))
+        // The first event goes out before the stop is noticed (it waits in the bus's queue); the
+        // rest are held and come as one flush.
+        let notifications = lines.filter { $0.type == "notification" }
+        let suspended = try #require(lines.firstIndex { $0.type == "suspended" })
+        let resumed = try #require(lines.firstIndex { $0.type == "resumed" })
+        #expect(suspended < resumed && resumed == lines.count - 2)
+        #expect(notifications.count == 2)
+        #expect(notifications.last?["coalesced"] == 3)
+        stop(client)
+    }
+
+    @Test func aClientThatDoesNotFollowTheFreezerGetsEveryEventAfterTheThaw() async throws {
+        guard freezerAvailable() else { return }
+        let bed = try await DaemonBed()
+        let group = try FreezerGroup(name: "nb-daemon-test-\(getpid())-n")
+        let (client, _) = try bed.pythonClient(["network/connectivity", "--no-follow-freezer"], in: group)
+        let lines = try await holdAcross(
+            bed, client, [(1, "none"), (2, "portal"), (3, "limited")],
+            block: {
+                try group.freeze()
+                #expect(eventuallySync { group.isFrozen })
+            },
+            unblock: { try group.thaw() })
+        #expect(lines.map(\.type) == ["notification", "notification", "notification"])
+        stop(client)
+        group.remove()
+    }
+}
+
+/// Polls `condition` for up to five seconds.
+func eventuallySync(_ condition: () -> Bool) -> Bool {
+    for _ in 0..<500 {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return false
+}

@@ -1,0 +1,93 @@
+import DBus
+import NotifyBus
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `notifybusd` as a child process on a private session bus, its network source fed by
+/// python-dbusmock's `networkmanager` template on a private system bus, and the clients the
+/// tests start: the Python/Gio example client and `notifywatch --daemon`, each a process of its
+/// own with its own connection and PID.
+public final class DaemonBed: Sendable {
+    public let session: PrivateBus
+    public let system: PrivateBus
+    public let network: MockService
+    /// A connection to the system bus, to drive the mock.
+    public let control: DBusClient
+    public let daemon: Spawned
+    /// The daemon's log (its standard output and error).
+    public let log: String
+
+    /// Starts the buses, the mock and `notifybusd --source network` (plus `arguments`), and waits
+    /// until the daemon owns `org.notifybus.Bus1`.
+    public init(arguments: [String] = []) async throws {
+        session = try PrivateBus(.session)
+        system = try PrivateBus(.system)
+        network = try await MockService(bus: system, template: "networkmanager", name: "org.freedesktop.NetworkManager")
+        control = try DBusClient(address: system.dbusAddress)
+        try await control.waitUntilConnected()
+        log = "\(session.directory)/notifybusd.log"
+        daemon = try Spawned(
+            Paths.executable("notifybusd"),
+            ["--session-bus", session.address, "--system-bus", system.address, "--source", "network"] + arguments,
+            environment: session.environment(), log: log)
+        _ = try await session.waitForOwner(of: "org.notifybus.Bus1")
+    }
+
+    /// Sets NetworkManager's `Connectivity` (0 unknown … 4 full), as the mock emits it.
+    public func setConnectivity(_ state: UInt32) async throws {
+        _ = try await control.call(
+            destination: "org.freedesktop.NetworkManager", path: "/org/freedesktop", interface: "org.freedesktop.DBus.Mock",
+            member: "SetConnectivity", arguments: [.uint32(state)])
+    }
+
+    /// The Python example client subscribed with `arguments`, started inside the cgroup `group`
+    /// when one is given (the daemon reads a process's group when it first subscribes); returns
+    /// once it printed its `subscribed` line (the subscription's path).
+    public func pythonClient(_ arguments: [String], in group: FreezerGroup? = nil) throws -> (process: ChildProcess, path: String) {
+        let script = Paths.fixtures + "/../../../Examples/python/notifybus-subscribe.py"
+        let command = ["/usr/bin/python3", script] + arguments
+        let launch = group.map { group in
+            ["/bin/sh", "-c", "echo $$ > '\(group.directory)/cgroup.procs' && exec \"$@\"", "sh"] + command
+        } ?? command
+        let process = try ChildProcess(
+            executable: launch[0], arguments: Array(launch.dropFirst()),
+            environment: session.environment(extra: ["PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"]),
+            standardError: "\(session.directory)/python-client.log")
+        guard let line = process.readLine(timeout: .seconds(20)), let first = try? JSONValue(parsing: line),
+              case .string(let path)? = first["subscription"]
+        else {
+            throw HarnessError("the Python client did not subscribe: \(readFile("\(session.directory)/python-client.log") ?? "")")
+        }
+        return (process, path)
+    }
+
+    /// `notifywatch --daemon --json` with `arguments`.
+    public func notifywatch(_ arguments: [String]) throws -> ChildProcess {
+        try ChildProcess(
+            executable: Paths.executable("notifywatch"),
+            arguments: ["--daemon", "--json", "--session-bus", session.address] + arguments,
+            environment: session.environment(), standardError: "\(session.directory)/notifywatch.log")
+    }
+
+    /// The next JSON line of `process` within `timeout`, parsed; `nil` at end or timeout.
+    public func nextLine(of process: ChildProcess, timeout: Duration = .seconds(20)) -> JSONValue? {
+        process.readLine(timeout: timeout).flatMap { try? JSONValue(parsing: $0) }
+    }
+
+    /// Lines of `process` until one satisfies `predicate` (included), within `timeout`; `nil`
+    /// when none did.
+    public func lines(
+        of process: ChildProcess, until predicate: (JSONValue) -> Bool, timeout: Duration = .seconds(20)
+    ) -> [JSONValue]? {
+        var lines: [JSONValue] = []
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            guard let line = nextLine(of: process, timeout: deadline - ContinuousClock.now) else { return nil }
+            lines.append(line)
+            if predicate(line) { return lines }
+        }
+        return nil
+    }
+}
