@@ -52,7 +52,6 @@ struct Hold {
     }
 
     /// Counts a new entry against the budget; `false` when the budget has no room for it.
-    @inline(__always)
     private func reserve() -> Bool {
         guard let budget else { return true }
         return budget.reserve()

@@ -90,6 +90,7 @@ final class BudgetCore {
 
     /// Counts one more entry against this budget and its ancestors, unless one of them is full.
     /// - Returns: whether it did.
+    @inline(never)
     func reserve() -> Bool {
         var budget: BudgetCore? = self
         while let b = budget {

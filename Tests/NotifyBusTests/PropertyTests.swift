@@ -26,6 +26,10 @@ import Testing
         var rng = SeededRandom(seed: seed)
         let bus = NotificationBus(clock: .zero)
         var model = ReferenceModel()
+        // One budget that some subscriptions share; often small enough to overflow them.
+        let budgetLimit = Bool.random(using: &rng) ? Int.random(in: 0...5, using: &rng) : 1_000
+        let budget = bus.makeHoldBudget(limit: budgetLimit)
+        model.budgetLimit = budgetLimit
         var subs: [Int: Subscription] = [:]
         var nextID = 0
         var time = 0
@@ -41,13 +45,17 @@ import Testing
                 let policy = DeliveryPolicy.allCases.randomElement(using: &rng)!
                 let limit = Bool.random(using: &rng) ? Int.random(in: 0...4, using: &rng) : 1024
                 let initial = Int.random(in: 0..<3, using: &rng) == 0
+                let budgeted = Bool.random(using: &rng)
                 let id = nextID
                 nextID += 1
                 subs[id] = bus.subscribe(
-                    patterns.map { KeyPattern($0) }, policy: policy, limit: limit,
+                    patterns.map { KeyPattern($0) }, policy: policy, limit: limit, budget: budgeted ? budget : nil,
                     initial: initial ? .current : .none, at: at)
-                model.subscribe(id: id, patterns: patterns, policy: policy, limit: limit, initial: initial, time: time)
-                trace.append("subscribe#\(id) \(patterns) \(policy) limit \(limit)\(initial ? " initial" : "")")
+                model.subscribe(
+                    id: id, patterns: patterns, policy: policy, limit: limit, budgeted: budgeted, initial: initial, time: time)
+                trace.append(
+                    "subscribe#\(id) \(patterns) \(policy) limit \(limit)\(initial ? " initial" : "")"
+                        + (budgeted ? " budget \(budgetLimit)" : ""))
             case 12..<24 where !live.isEmpty:
                 let id = live.randomElement(using: &rng)!
                 subs[id]!.suspend(at: at)
@@ -78,6 +86,9 @@ import Testing
                 if got != want {
                     return "subscriber #\(id) got \(got), expected \(want)\n  after: " + trace.joined(separator: "\n  ")
                 }
+            }
+            if budget.heldCount != model.budgetHeld {
+                return "budget holds \(budget.heldCount), expected \(model.budgetHeld)\n  after: " + trace.joined(separator: "\n  ")
             }
         }
         return nil

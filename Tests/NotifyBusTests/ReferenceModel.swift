@@ -23,6 +23,8 @@ struct ReferenceModel {
         var patterns: [String]
         var policy: DeliveryPolicy
         var limit: Int
+        /// Whether its entries count against the model's one shared budget.
+        var budgeted = false
         var suspended = false
         var overflowed = false
         /// Per key under latest/changed: value, count, and the order of its latest event.
@@ -48,6 +50,9 @@ struct ReferenceModel {
     var store: [String: (value: JSONValue, order: Int)] = [:]
     var order = 0
     var subscribers: [Int: Subscriber] = [:]
+    /// One budget shared by the subscribers that are `budgeted`: its limit and the entries they hold.
+    var budgetLimit = Int.max
+    var budgetHeld = 0
 
     static func match(_ p: [Substring], _ k: [Substring]) -> Bool {
         guard let first = p.first else { return k.isEmpty }
@@ -62,8 +67,10 @@ struct ReferenceModel {
         store.filter { sub.matches($0.key) }.sorted { $0.value.order < $1.value.order }.map { ($0.key, $0.value.value) }
     }
 
-    mutating func subscribe(id: Int, patterns: [String], policy: DeliveryPolicy, limit: Int, initial: Bool, time: Int) {
-        var sub = Subscriber(patterns: patterns, policy: policy, limit: limit)
+    mutating func subscribe(
+        id: Int, patterns: [String], policy: DeliveryPolicy, limit: Int, budgeted: Bool = false, initial: Bool, time: Int
+    ) {
+        var sub = Subscriber(patterns: patterns, policy: policy, limit: limit, budgeted: budgeted)
         if initial {
             for (k, v) in current(for: sub) { _ = sub.give(k, v, coalesced: 0, time: time) }
         }
@@ -73,7 +80,8 @@ struct ReferenceModel {
     mutating func publish(_ key: String, _ value: JSONValue, time: Int) {
         order += 1
         store[key] = (value, order)
-        for id in subscribers.keys {
+        // In subscribe order: with a shared budget, who overflows depends on who asks first.
+        for id in subscribers.keys.sorted() {
             guard subscribers[id]!.matches(key) else { continue }
             var sub = subscribers[id]!
             if !sub.suspended {
@@ -81,22 +89,33 @@ struct ReferenceModel {
             } else if sub.overflowed || sub.policy == .drop {
                 // held nothing
             } else if sub.policy == .all {
-                if sub.heldEvents.count + 1 > sub.limit {
+                if sub.heldEvents.count + 1 > sub.limit || !budgetHasRoom(sub) {
+                    release(sub)
                     sub.overflowed = true
                     sub.heldEvents = []
                 } else {
                     sub.heldEvents.append((key, value))
+                    if sub.budgeted { budgetHeld += 1 }
                 }
             } else if let h = sub.held[key] {
                 sub.held[key] = (value, h.count + 1, order)
-            } else if sub.held.count + 1 > sub.limit {
+            } else if sub.held.count + 1 > sub.limit || !budgetHasRoom(sub) {
+                release(sub)
                 sub.overflowed = true
                 sub.held = [:]
             } else {
                 sub.held[key] = (value, 1, order)
+                if sub.budgeted { budgetHeld += 1 }
             }
             subscribers[id] = sub
         }
+    }
+
+    func budgetHasRoom(_ sub: Subscriber) -> Bool { !sub.budgeted || budgetHeld + 1 <= budgetLimit }
+
+    /// Returns what `sub` holds to the shared budget.
+    mutating func release(_ sub: Subscriber) {
+        if sub.budgeted { budgetHeld -= sub.held.count + sub.heldEvents.count }
     }
 
     mutating func suspend(id: Int, time: Int) {
@@ -126,13 +145,17 @@ struct ReferenceModel {
         }
         sub.out += notes.out
         sub.last = notes.last
+        release(sub)
         sub.overflowed = false
         sub.held = [:]
         sub.heldEvents = []
         subscribers[id] = sub
     }
 
-    mutating func cancel(id: Int) { subscribers[id] = nil }
+    mutating func cancel(id: Int) {
+        if let sub = subscribers[id] { release(sub) }
+        subscribers[id] = nil
+    }
 
     /// Takes the events produced for subscriber `id` so far.
     mutating func take(id: Int) -> [Event] {
