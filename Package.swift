@@ -83,7 +83,7 @@ let package = Package(
         .executableTarget(
             name: "notifywatch",
             dependencies: [
-                "NotifyBus", "NotifyBusLog", "NotifyBusSources",
+                "NotifyBus", "NotifyBusLog", "NotifyBusSources", "NotifyBusClient", "DBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

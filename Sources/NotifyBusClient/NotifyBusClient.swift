@@ -23,21 +23,26 @@ import Synchronization
 public final class NotifyBusClient: Sendable {
     /// The D-Bus connection it uses.
     public let connection: DBusClient
+    /// The wall-clock time it was made: event times count from here, as an in-process bus's
+    /// times count from the bus's start.
+    public let origin: WallTime
     let router = Router()
 
     /// Connects to the session bus (or `address`) and starts listening for the daemon's events.
     /// - Throws: `DBusError` when the connection cannot be made.
     public init(address: DBusAddress = .session) async throws(DBusError) {
+        origin = WallTime.now()
         connection = try DBusClient(address: address, configuration: .init(reconnects: false))
         _ = try await connection.waitUntilConnected()
         let events = await connection.signals(matching: DBusMatchRule(
             sender: BusInterface.busName, interface: BusInterface.subscriptionInterface, member: BusInterface.eventsSignal))
         let owners = await connection.nameOwners(of: BusInterface.busName)
         let router = self.router
+        let origin = self.origin
         Task {
             for await signal in events {
                 guard signal.arguments.count == 1 else { continue }
-                router.deliver(EventElements.decode(signal.arguments[0]).events, to: signal.path)
+                router.deliver(EventElements.decode(signal.arguments[0], origin: origin).events, to: signal.path)
             }
             router.finishAll()
         }
@@ -50,6 +55,9 @@ public final class NotifyBusClient: Sendable {
             }
         }
     }
+
+    /// The time since `origin`, on the scale of the events' times.
+    public func elapsed() -> Duration { WallTime.now().since(origin) }
 
     /// Whether a daemon owns `org.notifybus.Bus1` on the bus now.
     public func isDaemonRunning() async -> Bool {

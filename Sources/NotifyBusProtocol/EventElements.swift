@@ -45,7 +45,13 @@ public enum EventElements {
     /// event and more a collapsed backlog. Its first and last event times are its `t`. Unknown
     /// fields are ignored; an element without a known `type`, or a notification whose value is
     /// not JSON, is skipped and reported in `skipped`.
-    public static func decode(_ argument: DBusValue) -> (events: [SubscriptionEvent], skipped: [String]) {
+    ///
+    /// With an `origin`, times are measured from it (an element's `time` less `origin`), so that
+    /// they count from the receiver's start as an in-process bus's times count from the bus's;
+    /// without one (or for an element whose `time` cannot be read), they are the daemon's `t`.
+    public static func decode(
+        _ argument: DBusValue, origin: WallTime? = nil
+    ) -> (events: [SubscriptionEvent], skipped: [String]) {
         var events: [SubscriptionEvent] = []
         var skipped: [String] = []
         var context = BusNotification.Kind.live
@@ -56,7 +62,9 @@ public enum EventElements {
                 skipped.append("an element without a type")
                 continue
             }
-            let time = Duration.seconds(fields["t"]?.doubleValue ?? 0)
+            let time = origin.flatMap { origin in
+                fields["time"]?.stringValue.flatMap(WallTime.init(rfc3339:)).map { $0.since(origin) }
+            } ?? Duration.seconds(fields["t"]?.doubleValue ?? 0)
             switch type {
             case "notification":
                 guard let key = fields["key"]?.stringValue, let text = fields["value"]?.stringValue,

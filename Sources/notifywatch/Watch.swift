@@ -28,6 +28,7 @@ struct Watch: AsyncParsableCommand {
               notifywatch --json | jq -c 'select(.type == "notification")'
               notifywatch --record session.jsonl      (then: notifywatch replay session.jsonl)
               notifywatch --source power --no-initial
+              notifywatch --daemon 'battery/**'     (through a running notifybusd)
             """
     )
 
@@ -61,6 +62,12 @@ struct Watch: AsyncParsableCommand {
     @Option(help: "Also write an event log of everything published, and the suspends and resumes, to FILE.")
     var record: String?
 
+    @Flag(help: """
+        Watch through a running notifybusd (org.notifybus.Bus1 on the session bus) instead of \
+        starting the sources here; it holds notifications while this process is frozen or stopped.
+        """)
+    var daemon = false
+
     @Flag(help: "Exit with status 69 instead of watching when no source is available.")
     var exitIfUnavailable = false
 
@@ -78,6 +85,9 @@ struct Watch: AsyncParsableCommand {
 
     func validate() throws {
         if limit < 0 { throw ValidationError("--limit must be 0 or more") }
+        if daemon, record != nil {
+            throw ValidationError("--record cannot go with --daemon: the daemon's subscriber never sees the raw events")
+        }
         if record == "-" {
             throw ValidationError("--record needs a file: standard output carries what is watched")
         }
@@ -113,6 +123,15 @@ struct Watch: AsyncParsableCommand {
 
         let loop = try EventLoopThread(name: "notifywatch")
         let listener = try SignalListener([SIGUSR1, SIGUSR2, SIGTSTP, SIGCONT, SIGINT, SIGTERM], loop: loop)
+        if daemon {
+            let watch = DaemonWatch(
+                patterns: patterns.isEmpty ? [.all] : patterns.map { KeyPattern($0) }, policy: policy, limit: limit,
+                initial: noInitial ? .none : .current, sessionBus: sessionBus, exitIfUnavailable: exitIfUnavailable)
+            let code = await watch.run(output: output, listener: listener)
+            await loop.shutdown()
+            if code != 0 { throw ExitCode(code) }
+            return
+        }
         // What the sources skip (wrong types, malformed signals), on stderr as it happens.
         let logLevel = self.logLevel
         let logger = Logger(label: "notifywatch.sources") { _ in StandardErrorLogHandler(logLevel: logLevel) }

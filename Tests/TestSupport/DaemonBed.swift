@@ -47,14 +47,10 @@ public final class DaemonBed: Sendable {
     /// once it printed its `subscribed` line (the subscription's path).
     public func pythonClient(_ arguments: [String], in group: FreezerGroup? = nil) throws -> (process: ChildProcess, path: String) {
         let script = Paths.fixtures + "/../../../Examples/python/notifybus-subscribe.py"
-        let command = ["/usr/bin/python3", script] + arguments
-        let launch = group.map { group in
-            ["/bin/sh", "-c", "echo $$ > '\(group.directory)/cgroup.procs' && exec \"$@\"", "sh"] + command
-        } ?? command
-        let process = try ChildProcess(
-            executable: launch[0], arguments: Array(launch.dropFirst()),
+        let process = try launch(
+            ["/usr/bin/python3", script] + arguments, in: group,
             environment: session.environment(extra: ["PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"]),
-            standardError: "\(session.directory)/python-client.log")
+            log: "\(session.directory)/python-client.log")
         guard let line = process.readLine(timeout: .seconds(20)), let first = try? JSONValue(parsing: line),
               case .string(let path)? = first["subscription"]
         else {
@@ -63,12 +59,22 @@ public final class DaemonBed: Sendable {
         return (process, path)
     }
 
-    /// `notifywatch --daemon --json` with `arguments`.
-    public func notifywatch(_ arguments: [String]) throws -> ChildProcess {
-        try ChildProcess(
-            executable: Paths.executable("notifywatch"),
-            arguments: ["--daemon", "--json", "--session-bus", session.address] + arguments,
-            environment: session.environment(), standardError: "\(session.directory)/notifywatch.log")
+    /// `notifywatch --daemon --json` with `arguments`, started inside `group` when one is given.
+    public func notifywatch(_ arguments: [String], in group: FreezerGroup? = nil) throws -> ChildProcess {
+        try launch(
+            [Paths.executable("notifywatch"), "--daemon", "--json", "--session-bus", session.address] + arguments,
+            in: group, environment: session.environment(), log: "\(session.directory)/notifywatch.log")
+    }
+
+    /// Starts `command`, first moving the process into `group` when one is given.
+    private func launch(
+        _ command: [String], in group: FreezerGroup?, environment: [String: String], log: String
+    ) throws -> ChildProcess {
+        let launch = group.map { group in
+            ["/bin/sh", "-c", "echo $$ > '\(group.directory)/cgroup.procs' && exec \"$@\"", "sh"] + command
+        } ?? command
+        return try ChildProcess(
+            executable: launch[0], arguments: Array(launch.dropFirst()), environment: environment, standardError: log)
     }
 
     /// The next JSON line of `process` within `timeout`, parsed; `nil` at end or timeout.

@@ -1,0 +1,81 @@
+import NotifyBus
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `notifywatch --daemon`: the lines of CONTRACT.md §3 through notifybusd.
+@Suite("notifywatch --daemon", .serialized)
+struct NotifyWatchDaemonTests {
+    @Test func printsSourcesCurrentValuesLiveChangesAndFlushes() async throws {
+        let bed = try await DaemonBed()
+        let watch = try bed.notifywatch(["network/connectivity"])
+        let start = try #require(bed.lines(of: watch, until: isNotification("network/connectivity", "full")))
+        #expect(start.first?.type == "source")
+        #expect(start.first?["source"] == "network")
+        #expect(start.first?["status"] == "running")
+        #expect(start.last?["coalesced"] == 0)
+        #expect(start.last?["subscriber"] == "notifywatch")
+        try await bed.setConnectivity(1)
+        let live = try #require(bed.lines(of: watch, until: isNotification("network/connectivity", "none")))
+        #expect(live.count == 1 && live[0]["coalesced"] == 1 && live[0]["previous"] == "full")
+        if case .string(let time)? = live[0]["time"] { #expect(time.contains("T")) } else { Issue.record("no time") }
+
+        kill(watch.pid, SIGUSR1)
+        #expect(bed.lines(of: watch, until: { $0.type == "suspended" }) != nil)
+        try await bed.setConnectivity(2)
+        try await bed.setConnectivity(3)
+        try await Task.sleep(for: .milliseconds(300))
+        kill(watch.pid, SIGUSR2)
+        let flush = try #require(bed.lines(of: watch, until: isNotification("network/connectivity", "limited")))
+        #expect(flush.map(\.type) == ["resumed", "notification"])
+        #expect(flush[0]["flushed"] == 1)
+        #expect(flush[1]["coalesced"] == 2)
+
+        kill(watch.pid, SIGTERM)
+        #expect(watch.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
+    }
+
+    @Test func aFrozenWatcherPrintsTheSuspensionAndTheFlushAfterTheThaw() async throws {
+        guard freezerAvailable() else { return }
+        let bed = try await DaemonBed()
+        let group = try FreezerGroup(name: "nb-watch-test-\(getpid())")
+        let watch = try bed.notifywatch(["network/connectivity"], in: group)
+        #expect(bed.lines(of: watch, until: isNotification("network/connectivity", "full")) != nil)
+        try group.freeze()
+        #expect(eventuallySync { group.isFrozen })
+        for state: UInt32 in [1, 2, 1, 3] {
+            try await bed.setConnectivity(state)
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        try group.thaw()
+        let lines = try #require(bed.lines(of: watch, until: isNotification("network/connectivity", "limited")))
+        #expect(lines.map(\.type) == ["suspended", "resumed", "notification"])
+        #expect(lines.last?["coalesced"] == 4)
+        kill(watch.pid, SIGTERM)
+        #expect(watch.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
+        group.remove()
+    }
+
+    @Test func withoutADaemonItExits69() async throws {
+        let bus = try PrivateBus(.session)
+        let watch = try ChildProcess(
+            executable: Paths.executable("notifywatch"), arguments: ["--daemon", "--json", "--session-bus", bus.address],
+            environment: bus.environment(), standardError: "\(bus.directory)/notifywatch.log")
+        #expect(watch.waitForExit(timeout: .seconds(20)).flatMap(exitStatus(ofWaitStatus:)) == 69)
+        #expect(readFile("\(bus.directory)/notifywatch.log")?.contains("no notifybusd") == true)
+    }
+
+    @Test func recordIsRefusedWithDaemon() async throws {
+        let bus = try PrivateBus(.session)
+        let watch = try ChildProcess(
+            executable: Paths.executable("notifywatch"), arguments: ["--daemon", "--record", "/tmp/x.jsonl"],
+            environment: bus.environment(), standardError: "\(bus.directory)/notifywatch.log")
+        let status = watch.waitForExit(timeout: .seconds(20)).flatMap(exitStatus(ofWaitStatus:))
+        #expect(status != nil && status != 0)
+        #expect(readFile("\(bus.directory)/notifywatch.log")?.contains("--record") == true)
+    }
+}
