@@ -1,4 +1,3 @@
-import Foundation
 import NotifyBus
 
 /// The human output of notifywatch: aligned columns, marked lifecycle lines,
@@ -8,7 +7,7 @@ struct HumanFormat {
     /// Show the subscriber column (when there is more than one subscriber).
     var showSubscriber: Bool
     /// Wall-clock time of `t = 0`, to print local times; `nil` prints `+seconds`.
-    var origin: Date?
+    var origin: WallTime?
     var keyWidth = 28
     var subscriberWidth = 10
 
@@ -38,9 +37,9 @@ struct HumanFormat {
 
     func timeColumn(_ seconds: Double) -> String {
         if let origin {
-            return LocalTime(origin.addingTimeInterval(seconds)).clock
+            return LocalTime(origin.adding(seconds)).clock
         }
-        let text = "+" + String(format: "%.3f", seconds)
+        let text = "+" + threeDecimals(seconds)
         return String(repeating: " ", count: max(0, 10 - text.count)) + text
     }
 

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 import NotifyBus
 import NotifyBusLog
 import NotifyBusSources
@@ -19,7 +18,7 @@ final class LiveOutput: Sendable {
     let json: Bool
     let subscriber: String
     /// Wall-clock time of the bus's start (t = 0).
-    let origin: Date
+    let origin: WallTime
     private let out: Mutex<State>
     private let human: HumanFormat
 
@@ -37,7 +36,7 @@ final class LiveOutput: Sendable {
         var held: [(source: String, status: SourceStatus, current: (@Sendable () -> SourceStatus)?)] = []
     }
 
-    init(json: Bool, color: Bool, subscriber: String, origin: Date) {
+    init(json: Bool, color: Bool, subscriber: String, origin: WallTime) {
         self.json = json
         self.subscriber = subscriber
         self.origin = origin
@@ -50,7 +49,7 @@ final class LiveOutput: Sendable {
     func event(_ event: SubscriptionEvent) {
         let time = Self.time(of: event)
         let t = LogTime(time)
-        let wall = json ? event.notification.map { _ in LocalTime(origin.addingTimeInterval(t.seconds)).rfc3339 } : nil
+        let wall = json ? event.notification.map { _ in LocalTime(origin.adding(t.seconds)).rfc3339 } : nil
         let line = json ? nil : human.format(seconds: t.seconds, subscriber: subscriber, event: event)
         out.withLock { state in
             if let line {

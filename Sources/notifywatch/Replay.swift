@@ -1,5 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
-import Foundation
 import NotifyBus
 import NotifyBusLog
 
@@ -45,16 +47,13 @@ struct Replay: ParsableCommand {
     }
 
     func run() throws {
-        let bytes: [UInt8]
         let name = file == "-" ? "<stdin>" : file
-        if file == "-" {
-            bytes = Array(FileHandle.standardInput.readDataToEndOfFile())
-        } else {
-            guard let data = FileManager.default.contents(atPath: file) else {
-                printError("cannot read \(file): \(String(cString: strerror(errno)))")
-                throw ExitCode(66)
-            }
-            bytes = Array(data)
+        let bytes: [UInt8]
+        switch file == "-" ? Posix.readToEnd(STDIN_FILENO) : Posix.readFile(atPath: file) {
+        case .success(let read): bytes = read
+        case .failure(let failure):
+            printError("cannot read \(name): \(failure)")
+            throw ExitCode(66)
         }
 
         let out = OutputStream(fd: STDOUT_FILENO, lineBuffered: realtime || speed != nil)
@@ -67,7 +66,7 @@ struct Replay: ParsableCommand {
         for skipped in log.skipped { printError("skipped " + skipped.description) }
 
         var human = HumanFormat(
-            color: color == .always || (color == .auto && out.isTerminal && ProcessInfo.processInfo.environment["NO_COLOR"] == nil),
+            color: color == .always || (color == .auto && out.isTerminal && !Posix.hasEnvironment("NO_COLOR")),
             showSubscriber: Set(log.entries.compactMap(\.record.subscriber)).count > 1,
             origin: Self.recordedTime(log.header))
         human.keyWidth = min(40, max(16, log.entries.map { if case .event(let k, _, _) = $0.record { k.count } else { 0 } }.max() ?? 0))
@@ -80,7 +79,7 @@ struct Replay: ParsableCommand {
             let t = log.entries[replayer.position].t.seconds
             if let factor = speed ?? (realtime ? 1 : nil), t > previousT {
                 out.flush()
-                Thread.sleep(forTimeInterval: (t - previousT) / factor)
+                Posix.sleep(seconds: (t - previousT) / factor)
             }
             previousT = t
             do {
@@ -110,12 +109,7 @@ struct Replay: ParsableCommand {
     }
 
     /// The header's `recorded` time, if it has a valid RFC 3339 one.
-    static func recordedTime(_ header: JSONObject) -> Date? {
-        guard let text = header["recorded"]?.stringValue else { return nil }
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let d = f.date(from: text) { return d }
-        f.formatOptions = [.withInternetDateTime]
-        return f.date(from: text)
+    static func recordedTime(_ header: JSONObject) -> WallTime? {
+        header["recorded"]?.stringValue.flatMap { WallTime(rfc3339: $0) }
     }
 }

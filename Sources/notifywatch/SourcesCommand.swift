@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import Logging
 import NotifyBus
 import NotifyBusSources
@@ -47,8 +46,8 @@ struct Sources: AsyncParsableCommand {
                 out.line { encoder.encodeListing(source.name, status, keys: keys, into: &$0) }
             } else {
                 let state = status.reason.map { "\(status.name) (\($0))" } ?? status.name
-                out.line(source.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
-                    + state.padding(toLength: max(40, state.count + 2), withPad: " ", startingAt: 0)
+                out.line(source.name.padded(toUTF16Length: nameWidth)
+                    + state.padded(toUTF16Length: max(40, state.count + 2))
                     + keys.joined(separator: " "))
             }
         }

@@ -3,7 +3,6 @@ import Glibc
 #endif
 import ArgumentParser
 import EpollLoop
-import Foundation
 import Logging
 import NotifyBus
 import NotifyBusLog
@@ -99,9 +98,9 @@ struct Watch: AsyncParsableCommand {
     func run() async throws {
         let names = try SourceCatalog.select(only: onlySources, except: exceptSources)
         let bus = NotificationBus()
-        let origin = Date()
+        let origin = WallTime.now()
         let useColor = color == .always
-            || (color == .auto && isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil)
+            || (color == .auto && isatty(STDOUT_FILENO) == 1 && !Posix.hasEnvironment("NO_COLOR"))
         let output = LiveOutput(json: json, color: useColor, subscriber: Self.subscriberName, origin: origin)
 
         let recorder: BusRecorder?
@@ -109,7 +108,7 @@ struct Watch: AsyncParsableCommand {
             do {
                 let writer = try EventLogWriter(path: record, metadata: [
                     "recorded": .string(LocalTime(origin).rfc3339),
-                    "host": .string(ProcessInfo.processInfo.hostName),
+                    "host": .string(Posix.hostName),
                     "sources": .array(names.map { .string($0) }),
                 ])
                 recorder = BusRecorder(bus: bus, writer: writer)

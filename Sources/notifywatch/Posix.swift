@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The few services of the C library notifywatch needs besides its sources: whole files,
+/// sleeping, the environment and the host's name.
+enum Posix {
+    /// An `errno` value, described by `strerror`.
+    struct Failure: Error, CustomStringConvertible {
+        var code: Int32
+        var description: String { String(cString: strerror(code)) }
+    }
+
+    /// Every byte of the file at `path`.
+    static func readFile(atPath path: String) -> Result<[UInt8], Failure> {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(Failure(code: errno)) }
+        defer { close(fd) }
+        var status = stat()
+        let sizeHint = fstat(fd, &status) == 0 ? Int(status.st_size) : 0
+        return readToEnd(fd, sizeHint: sizeHint)
+    }
+
+    /// Every byte read from `fd` until its end.
+    static func readToEnd(_ fd: Int32, sizeHint: Int = 0) -> Result<[UInt8], Failure> {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(max(sizeHint, 0) + 1)
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n == 0 { return .success(bytes) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return .failure(Failure(code: errno))
+            }
+            bytes.append(contentsOf: chunk[0..<n])
+        }
+    }
+
+    /// Sleeps for `seconds`, resuming after a signal until the time is up.
+    static func sleep(seconds: Double) {
+        guard seconds > 0 else { return }
+        let whole = seconds.rounded(.down)
+        var request = timespec(tv_sec: Int(whole), tv_nsec: Int((seconds - whole) * 1e9))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+    }
+
+    /// Whether the environment has `name`, empty or not.
+    static func hasEnvironment(_ name: String) -> Bool { getenv(name) != nil }
+
+    /// The host's name (`gethostname`), or `localhost` when it has none.
+    static var hostName: String {
+        var name = [CChar](repeating: 0, count: 256)
+        guard gethostname(&name, name.count - 1) == 0, name[0] != 0 else { return "localhost" }
+        return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+extension String {
+    /// This text followed by spaces up to `length` UTF-16 code units (as `NSString`'s
+    /// `padding(toLength:withPad:startingAt:)` measures); text already that long is kept whole.
+    func padded(toUTF16Length length: Int) -> String {
+        let missing = length - utf16.count
+        return missing > 0 ? self + String(repeating: " ", count: missing) : self
+    }
+}
