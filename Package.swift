@@ -8,6 +8,8 @@ import PackageDescription
 //   C shims         CUdev, CDBus, CEpollLoop
 //   system wrappers Udev, DBus, EpollLoop   each owns its C objects; no C above them
 //   sources         NotifyBusSources    udev and D-Bus sources, each a `Service`
+//   daemon          NotifyBusDaemon     notifybusd's service logic, testable in-process: what
+//                                       follows each subscriber's life (cgroup freezer, stops)
 //   tools           notifywatch, examples
 //   tests           one target per layer, with shared support for child processes, private
 //                   buses and umockdev test beds
@@ -21,6 +23,7 @@ let package = Package(
         .library(name: "NotifyBus", targets: ["NotifyBus"]),
         .library(name: "NotifyBusLog", targets: ["NotifyBusLog"]),
         .library(name: "NotifyBusSources", targets: ["NotifyBusSources"]),
+        .library(name: "NotifyBusDaemon", targets: ["NotifyBusDaemon"]),
         .library(name: "Udev", targets: ["Udev"]),
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "EpollLoop", targets: ["EpollLoop"]),
@@ -59,6 +62,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
+        ),
+
+        // Daemon.
+        .target(
+            name: "NotifyBusDaemon",
+            dependencies: ["NotifyBus", "EpollLoop", .product(name: "Logging", package: "swift-log")]
         ),
 
         // Tools. The examples build with the package so that they cannot rot.
@@ -103,6 +112,12 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             exclude: ["Fixtures"]),
+        // The daemon's logic; its freezer tests run as root on a writable cgroup2 mount (always in CI).
+        .testTarget(
+            name: "NotifyBusDaemonTests",
+            dependencies: [
+                "NotifyBusDaemon", "EpollLoop", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            ]),
         // The sources' state machines, driven without a bus.
         .testTarget(name: "NotifyBusSourcesTests", dependencies: ["NotifyBus", "NotifyBusSources", "DBus"]),
         .testTarget(

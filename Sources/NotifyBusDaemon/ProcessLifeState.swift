@@ -1,0 +1,199 @@
+/// Whether followed processes can run, as a plain state: which processes are followed (each by
+/// a token), the cgroup v2 group of each and whether that group is frozen, and whether each
+/// process is stopped by a signal. Every event returns the actions to carry out, in order;
+/// `ProcessLifeWatcher` carries them out (inotify watches, file reads, a poll timer, the
+/// handlers) and feeds what it reads back as events. No file, no timer and no thread of its own:
+/// tests drive it directly.
+///
+/// The rules it keeps:
+/// - A follower can run unless its group is frozen or its process is stopped. It starts as able
+///   to run; `notify` is asked for only when that changes.
+/// - One watch per distinct group, shared by every follower in it, from the first follower's
+///   arrival to the last one's departure; a new watch is followed by a read of the group.
+///   The root group (`/`) is never frozen, so never watched; neither is a follower without a group.
+/// - `cgroup.events` is a state to re-read, not a list of edges: a read that says what is known
+///   already changes nothing. A frozen ancestor shows in the group's own `frozen` field, so only
+///   the group itself is watched.
+/// - Nothing tells of a stop: a process is read when asked (`checkRequested(pid:)`), and while
+///   any followed process is stopped, every stopped one is read again at each poll tick. The
+///   poll runs only then (`startPolling` and `stopPolling` come in pairs).
+/// - A process that is gone stays gone (its PID may be reused): never read again, its followers'
+///   state left as it was until they are unfollowed.
+struct ProcessLifeState<Token: Hashable> {
+    /// What the watcher does, in the order given.
+    enum Action: Equatable {
+        /// Start watching the group's `cgroup.events` for changes; a change is answered with
+        /// `readGroup`.
+        case watchGroup(String)
+        /// Stop watching the group.
+        case unwatchGroup(String)
+        /// Read the group's `cgroup.events`; answer with `groupEventsRead(_:frozen:)`.
+        case readGroup(String)
+        /// Read the process's `/proc/PID/stat`; answer with `processStatRead(pid:_:)`.
+        case readProcess(Int32)
+        /// Start the poll: `pollTick()` at least once a second.
+        case startPolling
+        /// Stop the poll.
+        case stopPolling
+        /// Tell the follower's owner that it can run (`true`) or cannot (`false`) now.
+        case notify(Token, canRun: Bool)
+    }
+
+    /// One followed process, as one owner follows it.
+    struct Follower {
+        let pid: Int32
+        /// The group watched for it; `nil` for the root group or none.
+        let group: String?
+        /// The order of following, for the order of notifications.
+        let order: UInt64
+        /// What its owner was last told (or assumes: `true` at first).
+        var canRun = true
+    }
+
+    /// A group with at least one follower.
+    struct Group {
+        /// Its `frozen` field as last read; `nil` before the first read, or when it could not be read.
+        var frozen: Bool?
+        /// Its followers, in the order they came.
+        var members: [Token] = []
+    }
+
+    /// A process with at least one follower.
+    struct Process {
+        var run: ProcessRunState = .running
+        var members: [Token] = []
+    }
+
+    private(set) var followers: [Token: Follower] = [:]
+    private(set) var groups: [String: Group] = [:]
+    private(set) var processes: [Int32: Process] = [:]
+    /// Whether the poll runs.
+    private(set) var isPolling = false
+    private var nextOrder: UInt64 = 0
+
+    /// Whether the follower `token` can run, as its owner was told; `true` for one not followed.
+    func canRun(_ token: Token) -> Bool { followers[token]?.canRun ?? true }
+
+    /// Whether any followed process is stopped (and not gone): the poll runs exactly then.
+    var hasStoppedProcess: Bool { processes.values.contains { $0.run == .stopped } }
+
+    // MARK: Following
+
+    /// Starts following process `pid` for `token`, in `group` (a path as in `/proc/PID/cgroup`;
+    /// `nil` when unknown or when there is no cgroup2 mount). Following a token again is ignored.
+    mutating func follow(_ token: Token, pid: Int32, group: String?) -> [Action] {
+        guard followers[token] == nil else { return [] }
+        let watched = group.flatMap { $0 == "/" || $0.isEmpty ? nil : $0 }
+        followers[token] = Follower(pid: pid, group: watched, order: nextOrder)
+        nextOrder += 1
+        processes[pid, default: Process()].members.append(token)
+        var actions: [Action] = []
+        if let watched {
+            if groups[watched] == nil {
+                groups[watched] = Group()
+                actions += [.watchGroup(watched), .readGroup(watched)]
+            }
+            groups[watched]?.members.append(token)
+        }
+        update([token], into: &actions)
+        return actions
+    }
+
+    /// Stops following `token`: the last follower of a group releases its watch, and the poll
+    /// stops when no stopped process is left. Its owner is not notified.
+    mutating func unfollow(_ token: Token) -> [Action] {
+        guard let follower = followers.removeValue(forKey: token) else { return [] }
+        var actions: [Action] = []
+        if let group = follower.group, var entry = groups[group] {
+            entry.members.removeAll { $0 == token }
+            if entry.members.isEmpty {
+                groups[group] = nil
+                actions.append(.unwatchGroup(group))
+            } else {
+                groups[group] = entry
+            }
+        }
+        if var process = processes[follower.pid] {
+            process.members.removeAll { $0 == token }
+            processes[follower.pid] = process.members.isEmpty ? nil : process
+        }
+        updatePolling(into: &actions)
+        return actions
+    }
+
+    // MARK: What was read
+
+    /// The group's `cgroup.events` was read: `frozen` is its `frozen` field, `nil` when the file
+    /// could not be read or has none (a removed group, an old kernel), which counts as not frozen.
+    mutating func groupEventsRead(_ group: String, frozen: Bool?) -> [Action] {
+        guard var entry = groups[group] else { return [] }
+        entry.frozen = frozen
+        groups[group] = entry
+        var actions: [Action] = []
+        update(entry.members, into: &actions)
+        return actions
+    }
+
+    /// The watch of a group told of a change (or the watches lost events): read it again.
+    func groupChanged(_ group: String) -> [Action] {
+        groups[group] == nil ? [] : [.readGroup(group)]
+    }
+
+    /// The watches lost events (an inotify queue overflow): read every group again.
+    func allGroupsChanged() -> [Action] {
+        groups.keys.sorted().map { .readGroup($0) }
+    }
+
+    /// The process `pid`'s `/proc/PID/stat` was read: `state` is what it said, `nil` when it
+    /// could not be read or said nothing clear (then nothing changes).
+    mutating func processStatRead(pid: Int32, _ state: ProcessRunState?) -> [Action] {
+        guard let state, var process = processes[pid], process.run != .gone, process.run != state else { return [] }
+        process.run = state
+        processes[pid] = process
+        var actions: [Action] = []
+        // A process that is gone is not told anything: its owner unfollows it.
+        if state != .gone { update(process.members, into: &actions) }
+        updatePolling(into: &actions)
+        return actions
+    }
+
+    /// The owner wants to know now whether `pid` runs (an event is about to go to it).
+    func checkRequested(pid: Int32) -> [Action] {
+        guard let process = processes[pid], process.run != .gone else { return [] }
+        return [.readProcess(pid)]
+    }
+
+    /// The poll timer fired: read every stopped process again.
+    func pollTick() -> [Action] {
+        processes.filter { $0.value.run == .stopped }.keys.sorted().map { .readProcess($0) }
+    }
+
+    // MARK: Deriving
+
+    /// Whether `follower` can run, from its group and its process.
+    private func derivedCanRun(_ follower: Follower) -> Bool {
+        if processes[follower.pid]?.run == .stopped { return false }
+        if let group = follower.group, groups[group]?.frozen == true { return false }
+        return true
+    }
+
+    /// Notifies each of `tokens` whose derived state differs from what its owner was told, in
+    /// the order they were followed.
+    private mutating func update(_ tokens: [Token], into actions: inout [Action]) {
+        let ordered = tokens.compactMap { token in followers[token].map { (token, $0) } }.sorted { $0.1.order < $1.1.order }
+        for (token, follower) in ordered {
+            let canRun = derivedCanRun(follower)
+            guard canRun != follower.canRun else { continue }
+            followers[token]?.canRun = canRun
+            actions.append(.notify(token, canRun: canRun))
+        }
+    }
+
+    /// Starts or stops the poll so that it runs exactly while a followed process is stopped.
+    private mutating func updatePolling(into actions: inout [Action]) {
+        let wanted = hasStoppedProcess
+        guard wanted != isPolling else { return }
+        isPolling = wanted
+        actions.append(wanted ? .startPolling : .stopPolling)
+    }
+}

@@ -1,0 +1,46 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Reads small files of /proc and of the cgroup file system, whose size `stat` does not tell
+/// (it says 0 or 4096): read until end of file, up to a limit.
+enum SmallFile {
+    /// Why a file could not be read.
+    struct ReadError: Error, Equatable {
+        /// The `errno` of `open` or `read`.
+        let errno: Int32
+
+        /// Whether the file is not there, or no longer (`ENOENT`; `ESRCH` from a process's files
+        /// once it has exited).
+        var isMissing: Bool { errno == ENOENT || errno == ESRCH || errno == ENODEV }
+    }
+
+    /// The first `limit` bytes of the file at `path`. Wraps `open` and `read`.
+    static func contents(of path: String, limit: Int = 65_536) -> Result<[UInt8], ReadError> {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(ReadError(errno: errno)) }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < limit {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count == 0 { break }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return .failure(ReadError(errno: errno))
+            }
+            bytes += chunk[0..<count]
+        }
+        return .success(Array(bytes.prefix(limit)))
+    }
+
+    /// Whether the file at `path` can be opened for reading. Wraps `open`.
+    static func isReadable(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        close(fd)
+        return true
+    }
+}
