@@ -24,10 +24,10 @@ let package = Package(
         .library(name: "NotifyBus", targets: ["NotifyBus"]),
         .library(name: "NotifyBusLog", targets: ["NotifyBusLog"]),
         .library(name: "NotifyBusSources", targets: ["NotifyBusSources"]),
+        .library(name: "NotifyBusDaemon", targets: ["NotifyBusDaemon"]),
         .library(name: "Udev", targets: ["Udev"]),
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "EpollLoop", targets: ["EpollLoop"]),
-        .library(name: "NotifyBusDaemon", targets: ["NotifyBusDaemon"]),
         .library(name: "NotifyBusClient", targets: ["NotifyBusClient"]),
         .executable(name: "notifywatch", targets: ["notifywatch"]),
         .executable(name: "notifybusd", targets: ["notifybusd"]),
@@ -136,7 +136,9 @@ let package = Package(
         .testTarget(
             name: "NotifyWatchTests",
             dependencies: ["NotifyBus", "NotifyBusLog", "NotifyBusSources", "TestSupport", "notifywatch", "LiveAppExample"]),
-        // notifybusd in a child process with Python, Swift and notifywatch clients; the freezer.
+        // The daemon's state machines; notifybusd in a child process with Python, Swift and
+        // notifywatch clients; the real cgroup v2 freezer (root and a writable cgroup2 mount,
+        // always so in CI).
         .testTarget(
             name: "NotifyBusDaemonTests",
             dependencies: [
