@@ -7,74 +7,52 @@ import Glibc
 #endif
 
 /// The loop-side part of `LocaleSource`.
-final class LocaleWatcher: ConfiguredWatcher {
+final class LocaleWatcher: DBusSourceWatcher<LocaleConfiguration>, ConfiguredWatcher {
     static let service: BusName = "org.freedesktop.locale1"
     static let path: ObjectPath = "/org/freedesktop/locale1"
     static let interface: InterfaceName = "org.freedesktop.locale1"
 
-    private let bus: NotificationBus
-    private let configuration: LocaleSource.Configuration
-    private unowned let context: LoopContext
-    private let report: (SourceStatus) -> Void
-    private let problem: SourceProblems
-    private let connection: DBusConnection
     /// localed's owner and `Locale` (read with `GetAll`, kept by `PropertiesChanged`).
     private let localed: DBusProxy
     private var files: FileChangeWatcher?
-    private var stopped = false
     /// Whether the files changed since the last answer of localed: a failing read then falls
     /// back to them.
     private var filesChangedSinceRead = false
     /// Whether a locale was published (from localed or the files).
     private var known = false
 
-    init(
-        bus: NotificationBus, configuration: LocaleSource.Configuration, context: LoopContext,
-        report: @escaping (SourceStatus) -> Void, problem: SourceProblems
-    ) {
-        self.bus = bus
-        self.configuration = configuration
-        self.context = context
-        self.report = report
-        self.problem = problem
-        connection = DBusConnection(address: configuration.address, context: context, configuration: configuration.connection)
+    init(bus: NotificationBus, configuration: LocaleConfiguration, context: LoopContext, hooks: SourceHooks) {
+        let connection = DBusConnection(for: configuration, context: context)
         localed = DBusProxy(connection: connection, destination: Self.service, path: Self.path, interface: Self.interface)
+        super.init(bus: bus, configuration: configuration, context: context, hooks: hooks, connection: connection)
     }
 
-    func start(in context: LoopContext) {
-        report(.starting(reason: "connecting to the \(configuration.address)"))
-        connection.onStateChange { [weak self] state in
-            guard let self else { return }
-            switch state {
-            case .connected:
-                // Activates localed when it is not running; its arrival reads again.
-                self.localed.reloadProperties()
-            case .disconnected(let error):
-                // localed cannot be reached: the files are what is known (before the status).
-                if !self.known { self.readFiles() }
-                self.report(.unavailable(reason: "\(self.configuration.address) unreachable: \(error)"))
-            default:
-                break
-            }
-        }
+    override func watch(in context: LoopContext) {
         localed.onPropertiesChange { [weak self] event in self?.propertiesEvent(event) }
         files = FileChangeWatcher(paths: configuration.files, context: context) { [weak self] in
             self?.filesChanged()
         }
         if let problem = files?.problem { self.problem("cannot watch the locale files: \(problem)") }
-        connection.connect()
     }
 
-    func stop(in context: LoopContext, then done: @escaping () -> Void) {
-        stopped = true
+    /// Activates localed when it is not running; its arrival reads again.
+    override func connected() {
+        localed.reloadProperties()
+    }
+
+    /// localed cannot be reached: the files are what is known (read before the status).
+    override func disconnected(_ error: DBusError) {
+        if !known { readFiles() }
+        super.disconnected(error)
+    }
+
+    override func release(in context: LoopContext) {
         files?.stop()
         files = nil
         localed.close()
-        connection.close()
-        done()
     }
 
-    func reread(then done: @escaping () -> Void) {
+    override func reread(then done: @escaping () -> Void) {
         guard !stopped else {
             done()
             return

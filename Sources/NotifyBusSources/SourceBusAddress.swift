@@ -1,5 +1,4 @@
 import DBus
-import EpollLoop
 
 /// Which D-Bus bus a source connects to, without importing the `DBus` module.
 ///
@@ -71,12 +70,5 @@ public struct SourceConnectionOptions: Sendable {
     public var defaultTimeout: Duration {
         get { dbus.defaultTimeout }
         set { dbus.defaultTimeout = newValue }
-    }
-}
-
-extension DBusConnection {
-    /// A connection to a source's bus, with the source's options.
-    convenience init(address: SourceBusAddress, context: LoopContext, configuration: SourceConnectionOptions) {
-        self.init(address: address.dbus, context: context, configuration: configuration.dbus)
     }
 }
