@@ -24,9 +24,3 @@ import NotifyBus
 /// has nothing to publish; a device that appears later gets its key); `unavailable` with no access
 /// to udev events; `failed` when libudev or the monitor socket fails unexpectedly.
 public typealias DisplaySource = SystemSource<DisplayConfiguration>
-
-extension BacklightReading: UdevSourceReading {
-    /// The display source: `"display"`, publishing `display/*/brightness`.
-    public static let source = SystemSourceDefinition<DisplayConfiguration>(
-        name: "display", keyPatterns: ["display/*/brightness"], watcher: UdevSubsystemWatcher<Self>.self)
-}

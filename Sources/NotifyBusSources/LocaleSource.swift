@@ -51,17 +51,6 @@ public struct LocaleConfiguration: Sendable {
         self.files = files
         self.connection = connection
     }
-
-    /// The default configuration.
-    public init() {
-        self.init(address: .system)
-    }
-}
-
-extension LocaleConfiguration: SystemSourceConfiguration, DBusSourceConfiguration {
-    /// The locale source: `"locale"`, publishing `locale`.
-    public static let source = SystemSourceDefinition<Self>(
-        name: "locale", keyPatterns: ["locale"], problemKey: "locale", watcher: LocaleWatcher.self)
 }
 
 extension SystemSource where Settings == LocaleConfiguration {

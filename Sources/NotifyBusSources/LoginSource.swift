@@ -49,17 +49,6 @@ public struct LoginConfiguration: Sendable {
         self.processID = processID
         self.onWake = onWake
     }
-
-    /// The default configuration.
-    public init() {
-        self.init(address: .system)
-    }
-}
-
-extension LoginConfiguration: SystemSourceConfiguration, DBusSourceConfiguration {
-    /// The login source: `"login"`, publishing `system/sleep` and `session/locked`.
-    public static let source = SystemSourceDefinition<Self>(
-        name: "login", keyPatterns: ["system/sleep", "session/locked"], watcher: LoginWatcher.self)
 }
 
 extension SystemSource where Settings == LoginConfiguration {

@@ -30,17 +30,6 @@ public struct NetworkConfiguration: Sendable {
         self.address = address
         self.connection = connection
     }
-
-    /// The default configuration.
-    public init() {
-        self.init(address: .system)
-    }
-}
-
-extension NetworkConfiguration: SystemSourceConfiguration, DBusSourceConfiguration {
-    /// The network source: `"network"`, publishing `network/connectivity` and `network/metered`.
-    public static let source = SystemSourceDefinition<Self>(
-        name: "network", keyPatterns: ["network/connectivity", "network/metered"], watcher: NetworkWatcher.self)
 }
 
 extension SystemSource where Settings == NetworkConfiguration {

@@ -53,17 +53,6 @@ public struct PortalSettingsConfiguration: Sendable {
         self.namespaces = namespaces
         self.connection = connection
     }
-
-    /// The default configuration.
-    public init() {
-        self.init(address: .session)
-    }
-}
-
-extension PortalSettingsConfiguration: SystemSourceConfiguration, DBusSourceConfiguration {
-    /// The settings source: `"settings"`, publishing `settings/**`.
-    public static let source = SystemSourceDefinition<Self>(
-        name: "settings", keyPatterns: ["settings/**"], watcher: PortalSettingsWatcher.self)
 }
 
 extension SystemSource where Settings == PortalSettingsConfiguration {

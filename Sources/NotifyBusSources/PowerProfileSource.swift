@@ -34,15 +34,4 @@ public struct PowerProfileConfiguration: Sendable {
         self.address = address
         self.connection = connection
     }
-
-    /// The default configuration.
-    public init() {
-        self.init(address: .system)
-    }
-}
-
-extension PowerProfileConfiguration: SystemSourceConfiguration, DBusSourceConfiguration {
-    /// The power-profile source: `"power-profile"`, publishing `power/profile`.
-    public static let source = SystemSourceDefinition<Self>(
-        name: "power-profile", keyPatterns: ["power/profile"], problemKey: "power/profile", watcher: PowerProfileWatcher.self)
 }

@@ -43,11 +43,3 @@ import NotifyBus
 /// Point it at a umockdev test bed like any libudev client (`LD_PRELOAD=libumockdev-preload.so.0`,
 /// `UMOCKDEV_DIR`).
 public typealias PowerSupplySource = SystemSource<PowerSupplyConfiguration>
-
-extension PowerSupplyReading: UdevSourceReading {
-    /// The power source: `"power"`, publishing `battery/*/state`, `battery/*/level` and
-    /// `power/*/online`.
-    public static let source = SystemSourceDefinition<PowerSupplyConfiguration>(
-        name: "power", keyPatterns: ["battery/*/state", "battery/*/level", "power/*/online"],
-        watcher: UdevSubsystemWatcher<Self>.self)
-}

@@ -68,17 +68,6 @@ public struct SensorProxyConfiguration: Sendable {
         self.settleDelay = settleDelay
         self.connection = connection
     }
-
-    /// The default configuration.
-    public init() {
-        self.init(address: .system)
-    }
-}
-
-extension SensorProxyConfiguration: SystemSourceConfiguration, DBusSourceConfiguration {
-    /// The sensors source: `"sensors"`, publishing `orientation`, `proximity` and `light`.
-    public static let source = SystemSourceDefinition<Self>(
-        name: "sensors", keyPatterns: ["orientation", "proximity", "light"], watcher: SensorProxyWatcher.self)
 }
 
 extension SystemSource where Settings == SensorProxyConfiguration {

@@ -53,17 +53,6 @@ public struct TimeConfiguration: Sendable {
         self.clock = clock
         self.connection = connection
     }
-
-    /// The default configuration.
-    public init() {
-        self.init(address: .system)
-    }
-}
-
-extension TimeConfiguration: SystemSourceConfiguration, DBusSourceConfiguration {
-    /// The time source: `"time"`, publishing `time/zone`, `time/utc-offset` and `time/date`.
-    public static let source = SystemSourceDefinition<Self>(
-        name: "time", keyPatterns: ["time/zone", "time/utc-offset", "time/date"], watcher: TimeWatcher.self)
 }
 
 extension SystemSource where Settings == TimeConfiguration {
