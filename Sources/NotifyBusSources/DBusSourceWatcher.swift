@@ -10,24 +10,37 @@ protocol DBusSourceConfiguration: Sendable {
     var connection: SourceConnectionOptions { get }
 }
 
+/// A D-Bus object that a source reads: the name that serves it, its path and its interface.
+struct DBusPeer: Sendable {
+    let name: BusName
+    let path: ObjectPath
+    let interface: InterfaceName
+    /// Whether its proxy reads and keeps its properties (`GetAll`, `PropertiesChanged`).
+    var cachesProperties = true
+}
+
 /// What every D-Bus source's watcher shares: the bus it publishes to, its configuration and
-/// hooks, its connection to the configured D-Bus bus, and what it does as that connection comes
-/// and goes. Each source's watcher (`LocaleWatcher`, `NetworkWatcher`, …) is a subclass that
-/// makes its proxies on the connection and says what it reads.
+/// hooks, its connection to the configured D-Bus bus with a proxy for each object it reads, and
+/// what it does as that connection comes and goes. Each source's watcher (`LocaleWatcher`,
+/// `NetworkWatcher`, …) is a subclass that names its objects (`peers`) and says what it reads.
 ///
 /// The default life of a watcher:
 /// - `start(in:)` reports `starting` ("connecting to the <bus>"), follows the connection
-///   (`connected()`, `disconnected(_:)`), lets the subclass set up its proxies
+///   (`connected()`, `disconnected(_:)`), lets the subclass set up its proxies' handlers
 ///   (`watch(in:)`), then connects.
 /// - On a lost or unreachable bus, `disconnected(_:)` reports `unavailable` ("<bus>
 ///   unreachable: <error>"); the connection reconnects by itself per its options.
-/// - `stop(in:then:)` marks it stopped, lets the subclass let go of what it holds
-///   (`release(in:)`: proxies, file watches), closes the connection and calls `done`.
+/// - `stop(in:then:)` marks it stopped, lets the subclass let go of what else it holds
+///   (`release(in:)`: file watches, a session's proxy), closes the proxies and the connection,
+///   and calls `done`.
 ///
 /// Subclasses override those hooks, or `start(in:)` and `stop(in:then:)` themselves where
 /// their life differs (the sensors' claims, the time source's clock). Like every watcher, it
 /// lives and dies on its source's loop thread.
-class DBusSourceWatcher<Configuration: DBusSourceConfiguration>: LoopWatcher {
+class DBusSourceWatcher<Configuration: DBusSourceConfiguration>: ConfiguredWatcher {
+    /// The objects the source reads, in the order of `proxies`.
+    class var peers: [DBusPeer] { [] }
+
     /// Where it publishes.
     let bus: NotificationBus
     /// The source's configuration.
@@ -38,22 +51,28 @@ class DBusSourceWatcher<Configuration: DBusSourceConfiguration>: LoopWatcher {
     let report: (SourceStatus) -> Void
     /// Logs what was skipped.
     let problem: SourceProblems
-    /// The connection to `configuration.address`, which every proxy of the subclass uses.
+    /// The connection to `configuration.address`.
     let connection: DBusConnection
+    /// A proxy on `connection` for each of `peers`, made before anything else registers on the
+    /// connection (so that their own handlers run first).
+    let proxies: [DBusProxy]
     /// Whether it was stopped: what still arrives then is ignored.
     private(set) var stopped = false
 
-    /// A watcher on `connection`, which the subclass made (with its proxies) for `configuration`.
-    init(
-        bus: NotificationBus, configuration: Configuration, context: LoopContext, hooks: SourceHooks,
-        connection: DBusConnection
-    ) {
+    required init(bus: NotificationBus, configuration: Configuration, context: LoopContext, hooks: SourceHooks) {
         self.bus = bus
         self.configuration = configuration
         self.context = context
         report = hooks.report
         problem = hooks.problem
+        let connection = DBusConnection(
+            address: configuration.address.dbus, context: context, configuration: configuration.connection.dbus)
         self.connection = connection
+        proxies = Self.peers.map { peer in
+            DBusProxy(
+                connection: connection, destination: peer.name, path: peer.path, interface: peer.interface,
+                cachesProperties: peer.cachesProperties)
+        }
     }
 
     /// Whether it can ask its peer now: not stopped, and connected.
@@ -71,6 +90,7 @@ class DBusSourceWatcher<Configuration: DBusSourceConfiguration>: LoopWatcher {
     func stop(in context: LoopContext, then done: @escaping () -> Void) {
         stopped = true
         release(in: context)
+        for proxy in proxies { proxy.close() }
         connection.close()
         done()
     }
@@ -92,8 +112,8 @@ class DBusSourceWatcher<Configuration: DBusSourceConfiguration>: LoopWatcher {
         report(.unavailable(reason: "\(configuration.address) unreachable: \(error)"))
     }
 
-    /// Lets go of what the subclass holds (its proxies, file watches), before the connection
-    /// closes.
+    /// Lets go of what else the subclass holds (file watches, a proxy of its own), before the
+    /// proxies and the connection close.
     func release(in context: LoopContext) {}
 
     // MARK: For the subclass
@@ -116,12 +136,5 @@ class DBusSourceWatcher<Configuration: DBusSourceConfiguration>: LoopWatcher {
         if error.name == DBusError.Name.ownerChanged { return }
         problem("reading \(peer) failed: \(error)", peer: peer.rawValue)
         report(.unavailable(reason: "\(daemon) (\(peer)) cannot be read: \(error)"))
-    }
-}
-
-extension DBusConnection {
-    /// A connection to a D-Bus source's bus, with the source's options.
-    convenience init(for configuration: some DBusSourceConfiguration, context: LoopContext) {
-        self.init(address: configuration.address.dbus, context: context, configuration: configuration.connection.dbus)
     }
 }

@@ -7,25 +7,20 @@ import Glibc
 #endif
 
 /// The loop-side part of `LocaleSource`.
-final class LocaleWatcher: DBusSourceWatcher<LocaleConfiguration>, ConfiguredWatcher {
+final class LocaleWatcher: DBusSourceWatcher<LocaleConfiguration> {
     static let service: BusName = "org.freedesktop.locale1"
-    static let path: ObjectPath = "/org/freedesktop/locale1"
-    static let interface: InterfaceName = "org.freedesktop.locale1"
+    override static var peers: [DBusPeer] {
+        [DBusPeer(name: service, path: "/org/freedesktop/locale1", interface: "org.freedesktop.locale1")]
+    }
 
     /// localed's owner and `Locale` (read with `GetAll`, kept by `PropertiesChanged`).
-    private let localed: DBusProxy
+    private var localed: DBusProxy { proxies[0] }
     private var files: FileChangeWatcher?
     /// Whether the files changed since the last answer of localed: a failing read then falls
     /// back to them.
     private var filesChangedSinceRead = false
     /// Whether a locale was published (from localed or the files).
     private var known = false
-
-    init(bus: NotificationBus, configuration: LocaleConfiguration, context: LoopContext, hooks: SourceHooks) {
-        let connection = DBusConnection(for: configuration, context: context)
-        localed = DBusProxy(connection: connection, destination: Self.service, path: Self.path, interface: Self.interface)
-        super.init(bus: bus, configuration: configuration, context: context, hooks: hooks, connection: connection)
-    }
 
     override func watch(in context: LoopContext) {
         localed.onPropertiesChange { [weak self] event in self?.propertiesEvent(event) }
@@ -49,7 +44,6 @@ final class LocaleWatcher: DBusSourceWatcher<LocaleConfiguration>, ConfiguredWat
     override func release(in context: LoopContext) {
         files?.stop()
         files = nil
-        localed.close()
     }
 
     override func reread(then done: @escaping () -> Void) {

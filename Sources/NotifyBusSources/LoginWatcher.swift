@@ -7,27 +7,22 @@ import Glibc
 #endif
 
 /// The loop-side part of `LoginSource`: logind's manager, and the session once it is resolved.
-final class LoginWatcher: DBusSourceWatcher<LoginConfiguration>, ConfiguredWatcher {
+final class LoginWatcher: DBusSourceWatcher<LoginConfiguration> {
     static let service: BusName = "org.freedesktop.login1"
-    static let path: ObjectPath = "/org/freedesktop/login1"
-    static let interface: InterfaceName = "org.freedesktop.login1.Manager"
+    override static var peers: [DBusPeer] {
+        [DBusPeer(name: service, path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager")]
+    }
     static let sessionInterface: InterfaceName = "org.freedesktop.login1.Session"
     static let autoSession: ObjectPath = "/org/freedesktop/login1/session/auto"
 
     /// logind's owner, `PreparingForSleep`, `PrepareForSleep` and `GetSessionByPID`.
-    private let manager: DBusProxy
+    private var manager: DBusProxy { proxies[0] }
     /// The session's `LockedHint`, once the session is resolved (or being asked through `auto`).
     private var session: DBusProxy?
     /// Whether `session` is the `auto` object, whose `Id` names the real one.
     private var sessionIsAuto = false
     /// Counts session lookups, so that a stale answer is dropped.
     private var lookup: UInt64 = 0
-
-    init(bus: NotificationBus, configuration: LoginConfiguration, context: LoopContext, hooks: SourceHooks) {
-        let connection = DBusConnection(for: configuration, context: context)
-        manager = DBusProxy(connection: connection, destination: Self.service, path: Self.path, interface: Self.interface)
-        super.init(bus: bus, configuration: configuration, context: context, hooks: hooks, connection: connection)
-    }
 
     override func watch(in context: LoopContext) {
         manager.onOwnerChange { [weak self] owner in
@@ -47,7 +42,6 @@ final class LoginWatcher: DBusSourceWatcher<LoginConfiguration>, ConfiguredWatch
 
     override func release(in context: LoopContext) {
         dropSession()
-        manager.close()
     }
 
     override func reread(then done: @escaping () -> Void) {

@@ -3,19 +3,14 @@ import EpollLoop
 import NotifyBus
 
 /// The loop-side part of `NetworkSource`.
-final class NetworkWatcher: DBusSourceWatcher<NetworkConfiguration>, ConfiguredWatcher {
+final class NetworkWatcher: DBusSourceWatcher<NetworkConfiguration> {
     static let service: BusName = "org.freedesktop.NetworkManager"
-    static let path: ObjectPath = "/org/freedesktop/NetworkManager"
-    static let interface: InterfaceName = "org.freedesktop.NetworkManager"
+    override static var peers: [DBusPeer] {
+        [DBusPeer(name: service, path: "/org/freedesktop/NetworkManager", interface: "org.freedesktop.NetworkManager")]
+    }
 
     /// NetworkManager's owner and properties.
-    private let manager: DBusProxy
-
-    init(bus: NotificationBus, configuration: NetworkConfiguration, context: LoopContext, hooks: SourceHooks) {
-        let connection = DBusConnection(for: configuration, context: context)
-        manager = DBusProxy(connection: connection, destination: Self.service, path: Self.path, interface: Self.interface)
-        super.init(bus: bus, configuration: configuration, context: context, hooks: hooks, connection: connection)
-    }
+    private var manager: DBusProxy { proxies[0] }
 
     override func watch(in context: LoopContext) {
         manager.onOwnerChange { [weak self] owner in
@@ -23,10 +18,6 @@ final class NetworkWatcher: DBusSourceWatcher<NetworkConfiguration>, ConfiguredW
             self.report(.unavailable(reason: "NetworkManager (\(Self.service)) is not running"))
         }
         manager.onPropertiesChange { [weak self] event in self?.propertiesEvent(event) }
-    }
-
-    override func release(in context: LoopContext) {
-        manager.close()
     }
 
     override func reread(then done: @escaping () -> Void) {

@@ -3,23 +3,18 @@ import EpollLoop
 import NotifyBus
 
 /// The loop-side part of `PortalSettingsSource`.
-final class PortalSettingsWatcher: DBusSourceWatcher<PortalSettingsConfiguration>, ConfiguredWatcher {
+final class PortalSettingsWatcher: DBusSourceWatcher<PortalSettingsConfiguration> {
     static let service: BusName = "org.freedesktop.portal.Desktop"
-    static let path: ObjectPath = "/org/freedesktop/portal/desktop"
-    static let interface: InterfaceName = "org.freedesktop.portal.Settings"
+    override static var peers: [DBusPeer] {
+        [DBusPeer(
+            name: service, path: "/org/freedesktop/portal/desktop", interface: "org.freedesktop.portal.Settings",
+            cachesProperties: false)]
+    }
 
     /// The portal's owner, its `ReadAll` and its `SettingChanged` signals.
-    private let portal: DBusProxy
+    private var portal: DBusProxy { proxies[0] }
     /// The keys published from the current portal, to null the ones that disappear.
     private var published: Set<String> = []
-
-    init(bus: NotificationBus, configuration: PortalSettingsConfiguration, context: LoopContext, hooks: SourceHooks) {
-        let connection = DBusConnection(for: configuration, context: context)
-        portal = DBusProxy(
-            connection: connection, destination: Self.service, path: Self.path, interface: Self.interface,
-            cachesProperties: false)
-        super.init(bus: bus, configuration: configuration, context: context, hooks: hooks, connection: connection)
-    }
 
     override func watch(in context: LoopContext) {
         portal.onSignal("SettingChanged") { [weak self] signal in self?.settingChanged(signal) }
@@ -29,10 +24,6 @@ final class PortalSettingsWatcher: DBusSourceWatcher<PortalSettingsConfiguration
     /// Activates the portal where it is activatable; its owner's arrival reads again.
     override func connected() {
         readAll(then: {})
-    }
-
-    override func release(in context: LoopContext) {
-        portal.close()
     }
 
     override func reread(then done: @escaping () -> Void) {

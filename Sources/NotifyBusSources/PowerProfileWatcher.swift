@@ -3,34 +3,23 @@ import EpollLoop
 import NotifyBus
 
 /// The loop-side part of `PowerProfileSource`: one proxy per name, the new one preferred.
-final class PowerProfileWatcher: DBusSourceWatcher<PowerProfileConfiguration>, ConfiguredWatcher {
-    /// The names in order of preference, with their objects and interfaces.
-    static let services: [(name: BusName, path: ObjectPath, interface: InterfaceName)] = [
-        ("org.freedesktop.UPower.PowerProfiles", "/org/freedesktop/UPower/PowerProfiles", "org.freedesktop.UPower.PowerProfiles"),
-        ("net.hadess.PowerProfiles", "/net/hadess/PowerProfiles", "net.hadess.PowerProfiles"),
-    ]
-    static let key = "power/profile"
-
-    /// The daemon under each name, in the order of `services`.
-    private let proxies: [DBusProxy]
-
-    init(bus: NotificationBus, configuration: PowerProfileConfiguration, context: LoopContext, hooks: SourceHooks) {
-        let connection = DBusConnection(for: configuration, context: context)
-        proxies = Self.services.map { service in
-            DBusProxy(connection: connection, destination: service.name, path: service.path, interface: service.interface)
-        }
-        super.init(bus: bus, configuration: configuration, context: context, hooks: hooks, connection: connection)
+final class PowerProfileWatcher: DBusSourceWatcher<PowerProfileConfiguration> {
+    /// The names in order of preference, with their objects and interfaces: one proxy each.
+    override static var peers: [DBusPeer] {
+        [
+            DBusPeer(
+                name: "org.freedesktop.UPower.PowerProfiles", path: "/org/freedesktop/UPower/PowerProfiles",
+                interface: "org.freedesktop.UPower.PowerProfiles"),
+            DBusPeer(name: "net.hadess.PowerProfiles", path: "/net/hadess/PowerProfiles", interface: "net.hadess.PowerProfiles"),
+        ]
     }
+    static let key = "power/profile"
 
     override func watch(in context: LoopContext) {
         for proxy in proxies {
             proxy.onOwnerChange { [weak self] _ in self?.ownersChanged() }
             proxy.onPropertiesChange { [weak self, unowned proxy] event in self?.propertiesEvent(event, from: proxy) }
         }
-    }
-
-    override func release(in context: LoopContext) {
-        for proxy in proxies { proxy.close() }
     }
 
     override func reread(then done: @escaping () -> Void) {
@@ -55,7 +44,7 @@ final class PowerProfileWatcher: DBusSourceWatcher<PowerProfileConfiguration>, C
         guard !stopped else { return }
         guard proxies.allSatisfy(\.isOwnerKnown) || active != nil else { return }
         guard let proxy = active else {
-            let names = Self.services.map(\.name.rawValue).joined(separator: ", ")
+            let names = Self.peers.map(\.name.rawValue).joined(separator: ", ")
             report(.unavailable(reason: "power-profiles-daemon (\(names)) is not running"))
             return
         }

@@ -6,15 +6,17 @@ import NotifyBus
 /// decides (D-Bus calls, timers, publishing, status) and feeds it what its `DBusProxy` tells
 /// (owner changes with their epoch, properties loaded, changed, failed to load, malformed
 /// signals) and the replies to its calls.
-final class SensorProxyWatcher: DBusSourceWatcher<SensorProxyConfiguration>, ConfiguredWatcher {
+final class SensorProxyWatcher: DBusSourceWatcher<SensorProxyConfiguration> {
     static let service: BusName = "net.hadess.SensorProxy"
-    static let path: ObjectPath = "/net/hadess/SensorProxy"
     static let interface: InterfaceName = "net.hadess.SensorProxy"
+    override static var peers: [DBusPeer] {
+        [DBusPeer(name: service, path: "/net/hadess/SensorProxy", interface: interface)]
+    }
 
     private typealias StateMachine = SensorProxyStateMachine<() -> Void>
 
     /// iio-sensor-proxy's owner and epoch, its properties (`GetAll`, `PropertiesChanged`) and its methods.
-    private let sensorProxy: DBusProxy
+    private var sensorProxy: DBusProxy { proxies[0] }
     private var state: StateMachine
     private var settleTimers: [SensorProxySensor: LoopTimer] = [:]
     /// The time limit of the re-reads waiting for the source to settle.
@@ -22,11 +24,9 @@ final class SensorProxyWatcher: DBusSourceWatcher<SensorProxyConfiguration>, Con
     /// Ends the stop, once the claims are released.
     private var stopDone: (() -> Void)?
 
-    init(bus: NotificationBus, configuration: SensorProxyConfiguration, context: LoopContext, hooks: SourceHooks) {
-        let connection = DBusConnection(for: configuration, context: context)
-        sensorProxy = DBusProxy(connection: connection, destination: Self.service, path: Self.path, interface: Self.interface)
+    required init(bus: NotificationBus, configuration: SensorProxyConfiguration, context: LoopContext, hooks: SourceHooks) {
         state = StateMachine(busDescription: "\(configuration.address)", service: Self.service, interface: Self.interface)
-        super.init(bus: bus, configuration: configuration, context: context, hooks: hooks, connection: connection)
+        super.init(bus: bus, configuration: configuration, context: context, hooks: hooks)
     }
 
     /// What the state machine says, at start and as the connection and the service come and go.

@@ -7,24 +7,19 @@ import Glibc
 #endif
 
 /// The loop-side part of `TimeSource`.
-final class TimeWatcher: DBusSourceWatcher<TimeConfiguration>, ConfiguredWatcher {
+final class TimeWatcher: DBusSourceWatcher<TimeConfiguration> {
     static let service: BusName = "org.freedesktop.timedate1"
-    static let path: ObjectPath = "/org/freedesktop/timedate1"
-    static let interface: InterfaceName = "org.freedesktop.timedate1"
+    override static var peers: [DBusPeer] {
+        [DBusPeer(name: service, path: "/org/freedesktop/timedate1", interface: "org.freedesktop.timedate1")]
+    }
 
     /// timedated's owner and `Timezone`.
-    private let timedated: DBusProxy
+    private var timedated: DBusProxy { proxies[0] }
     private var files: FileChangeWatcher?
     private var alarm: (any WallClockAlarm)?
     private var alarmRegistration: IORegistration?
     /// What timedated said last: names the zone when the link does not.
     private var timedatedZone: String?
-
-    init(bus: NotificationBus, configuration: TimeConfiguration, context: LoopContext, hooks: SourceHooks) {
-        let connection = DBusConnection(for: configuration, context: context)
-        timedated = DBusProxy(connection: connection, destination: Self.service, path: Self.path, interface: Self.interface)
-        super.init(bus: bus, configuration: configuration, context: context, hooks: hooks, connection: connection)
-    }
 
     /// Running from the start: the link is the truth, with or without timedated and the bus.
     override func start(in context: LoopContext) {
@@ -63,7 +58,6 @@ final class TimeWatcher: DBusSourceWatcher<TimeConfiguration>, ConfiguredWatcher
         alarmRegistration = nil
         alarm?.close()
         alarm = nil
-        timedated.close()
     }
 
     override func reread(then done: @escaping () -> Void) {
