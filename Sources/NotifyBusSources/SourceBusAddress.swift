@@ -49,26 +49,14 @@ public struct SourceConnectionOptions: Sendable {
     }
 
     /// Whether to connect again after the bus went away or could not be reached.
-    public var reconnects: Bool {
-        get { dbus.reconnects }
-        set { dbus.reconnects = newValue }
-    }
+    public var reconnects: Bool { get { dbus.reconnects } set { dbus.reconnects = newValue } }
 
     /// The first wait before connecting again; it doubles after each failed attempt.
-    public var initialBackoff: Duration {
-        get { dbus.initialBackoff }
-        set { dbus.initialBackoff = newValue }
-    }
+    public var initialBackoff: Duration { get { dbus.initialBackoff } set { dbus.initialBackoff = newValue } }
 
     /// The longest wait between attempts.
-    public var maximumBackoff: Duration {
-        get { dbus.maximumBackoff }
-        set { dbus.maximumBackoff = newValue }
-    }
+    public var maximumBackoff: Duration { get { dbus.maximumBackoff } set { dbus.maximumBackoff = newValue } }
 
     /// The timeout of method calls.
-    public var defaultTimeout: Duration {
-        get { dbus.defaultTimeout }
-        set { dbus.defaultTimeout = newValue }
-    }
+    public var defaultTimeout: Duration { get { dbus.defaultTimeout } set { dbus.defaultTimeout = newValue } }
 }
