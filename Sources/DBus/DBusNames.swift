@@ -5,27 +5,27 @@ import CDBus
 public enum DBusNames {
     /// Whether `path` is a valid object path (`/`, `/a/b_c`). Wraps `dbus_validate_path`.
     public static func isValidObjectPath(_ path: String) -> Bool {
-        !path.utf8.contains(0) && path.withCString { dbus_validate_path($0, nil) != 0 }
+        passes(path, dbus_validate_path)
     }
 
     /// Whether `name` is a valid interface name. Wraps `dbus_validate_interface`.
     public static func isValidInterface(_ name: String) -> Bool {
-        !name.utf8.contains(0) && name.withCString { dbus_validate_interface($0, nil) != 0 }
+        passes(name, dbus_validate_interface)
     }
 
     /// Whether `name` is a valid member (method or signal) name. Wraps `dbus_validate_member`.
     public static func isValidMember(_ name: String) -> Bool {
-        !name.utf8.contains(0) && name.withCString { dbus_validate_member($0, nil) != 0 }
+        passes(name, dbus_validate_member)
     }
 
     /// Whether `name` is a valid bus name, unique (`:1.5`) or well-known. Wraps `dbus_validate_bus_name`.
     public static func isValidBusName(_ name: String) -> Bool {
-        !name.utf8.contains(0) && name.withCString { dbus_validate_bus_name($0, nil) != 0 }
+        passes(name, dbus_validate_bus_name)
     }
 
     /// Whether `name` is a valid error name. Wraps `dbus_validate_error_name`.
     public static func isValidErrorName(_ name: String) -> Bool {
-        !name.utf8.contains(0) && name.withCString { dbus_validate_error_name($0, nil) != 0 }
+        passes(name, dbus_validate_error_name)
     }
 }
 
@@ -33,12 +33,12 @@ public enum DBusNames {
 public enum DBusSignatures {
     /// Whether `signature` is a valid signature (any number of complete types).
     public static func isValid(_ signature: String) -> Bool {
-        !signature.utf8.contains(0) && signature.withCString { dbus_signature_validate($0, nil) != 0 }
+        passes(signature, dbus_signature_validate)
     }
 
     /// Whether `signature` is exactly one complete type.
     public static func isSingleCompleteType(_ signature: String) -> Bool {
-        !signature.utf8.contains(0) && signature.withCString { dbus_signature_validate_single($0, nil) != 0 }
+        passes(signature, dbus_signature_validate_single)
     }
 
     /// Whether `signature` is one basic type (allowed as a dictionary key).
@@ -46,4 +46,12 @@ public enum DBusSignatures {
         guard signature.utf8.count == 1, let code = signature.utf8.first else { return false }
         return dbus_type_is_basic(Int32(code)) != 0
     }
+}
+
+/// Whether `text` has no NUL (which would end it early for libdbus) and passes `validate`, one
+/// of libdbus's `dbus_validate_*` or `dbus_signature_validate*` checks.
+private func passes(
+    _ text: String, _ validate: (UnsafePointer<CChar>?, UnsafeMutablePointer<CDBus.DBusError>?) -> dbus_bool_t
+) -> Bool {
+    !text.utf8.contains(0) && text.withCString { validate($0, nil) != 0 }
 }

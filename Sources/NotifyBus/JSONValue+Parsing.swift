@@ -116,11 +116,7 @@ struct JSONParser {
             i += 1
             skipSpace()
             object[key] = try parseValue()
-            skipSpace()
-            guard i < bytes.count else { throw fail("unexpected end of text in an object") }
-            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "}") { i += 1; break }
-            throw fail("unexpected \(describeByte()), expected ',' or '}' in an object")
+            if try closes("}", in: "an object") { break }
         }
         depth -= 1
         return .object(object)
@@ -137,14 +133,20 @@ struct JSONParser {
         while true {
             skipSpace()
             array.append(try parseValue())
-            skipSpace()
-            guard i < bytes.count else { throw fail("unexpected end of text in an array") }
-            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "]") { i += 1; break }
-            throw fail("unexpected \(describeByte()), expected ',' or ']' in an array")
+            if try closes("]", in: "an array") { break }
         }
         depth -= 1
         return .array(array)
+    }
+
+    /// After a member or an element: `true` at `close`, `false` at a comma (either consumed);
+    /// anything else, or the end of the text, is an error in `container` ("an object").
+    mutating func closes(_ close: Unicode.Scalar, in container: String) throws(JSONParseError) -> Bool {
+        skipSpace()
+        guard i < bytes.count else { throw fail("unexpected end of text in \(container)") }
+        if bytes[i] == UInt8(ascii: ",") { i += 1; return false }
+        if bytes[i] == UInt8(ascii: close) { i += 1; return true }
+        throw fail("unexpected \(describeByte()), expected ',' or '\(close)' in \(container)")
     }
 
     mutating func parseNumber() throws(JSONParseError) -> JSONValue {

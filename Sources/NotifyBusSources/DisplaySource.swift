@@ -1,4 +1,3 @@
-import Logging
 import NotifyBus
 
 /// Display brightness from udev's `backlight` devices, published as CONTRACT.md §1's
@@ -25,18 +24,3 @@ import NotifyBus
 /// has nothing to publish; a device that appears later gets its key); `unavailable` with no access
 /// to udev events; `failed` when libudev or the monitor socket fails unexpectedly.
 public typealias DisplaySource = SystemSource<DisplayConfiguration>
-
-extension SystemSource where Settings == DisplayConfiguration {
-    /// Creates the display source (`"display"`: `display/*/brightness`), publishing to `bus`;
-    /// nothing happens until `run()`. Its libudev objects live on `loop` (shared with other
-    /// sources), or on a loop of its own when that is `nil`; `configuration` sets the re-read
-    /// interval; skipped devices and status changes go to `logger`, by default
-    /// `notifybus.source.display`.
-    public convenience init(
-        bus: NotificationBus, loop: SourceLoop? = nil, configuration: DisplayConfiguration = .init(), logger: Logger? = nil
-    ) {
-        self.init(
-            name: "display", keyPatterns: ["display/*/brightness"], bus: bus, configuration: configuration,
-            loop: loop, logger: logger, watcher: UdevSubsystemWatcher<BacklightReading>.self)
-    }
-}

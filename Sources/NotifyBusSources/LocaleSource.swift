@@ -1,5 +1,4 @@
 import DBus
-import Logging
 import NotifyBus
 
 /// The system locale from systemd-localed (`org.freedesktop.locale1` on the system bus) and the
@@ -55,22 +54,6 @@ public struct LocaleConfiguration: Sendable {
 }
 
 extension SystemSource where Settings == LocaleConfiguration {
-    /// Creates the locale source (`"locale"`: `locale`); nothing happens until `run()`.
-    /// - Parameters:
-    ///   - bus: where to publish.
-    ///   - loop: the loop for its D-Bus connection and file watch, shared with other sources;
-    ///     when `nil`, `run()` starts a loop of its own and stops it on return.
-    ///   - configuration: the bus address, timeouts and what to watch.
-    ///   - logger: where to log what it skips and its status changes; by default
-    ///     `notifybus.source.locale`.
-    public convenience init(
-        bus: NotificationBus, loop: SourceLoop? = nil, configuration: LocaleConfiguration = .init(), logger: Logger? = nil
-    ) {
-        self.init(
-            name: "locale", keyPatterns: ["locale"], bus: bus, configuration: configuration, loop: loop,
-            logger: logger, problemKey: "locale", watcher: LocaleWatcher.self)
-    }
-
     /// The `locale` value for localed's `NAME=value` entries; entries without a name or `=` are
     /// returned in `invalid`. A repeated name keeps its first position and last value.
     public static func object(from entries: [String]) -> (value: JSONObject, invalid: [String]) {

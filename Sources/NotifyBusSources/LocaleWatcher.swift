@@ -2,79 +2,47 @@ import DBus
 import EpollLoop
 import NotifyBus
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The loop-side part of `LocaleSource`.
-final class LocaleWatcher: ConfiguredWatcher {
+final class LocaleWatcher: DBusSourceWatcher<LocaleConfiguration> {
     static let service: BusName = "org.freedesktop.locale1"
-    static let path: ObjectPath = "/org/freedesktop/locale1"
-    static let interface: InterfaceName = "org.freedesktop.locale1"
+    override static var peers: [DBusPeer] {
+        [DBusPeer(name: service, path: "/org/freedesktop/locale1", interface: "org.freedesktop.locale1")]
+    }
 
-    private let bus: NotificationBus
-    private let configuration: LocaleSource.Configuration
-    private unowned let context: LoopContext
-    private let report: (SourceStatus) -> Void
-    private let problem: SourceProblems
-    private let connection: DBusConnection
     /// localed's owner and `Locale` (read with `GetAll`, kept by `PropertiesChanged`).
-    private let localed: DBusProxy
+    private var localed: DBusProxy { proxies[0] }
     private var files: FileChangeWatcher?
-    private var stopped = false
     /// Whether the files changed since the last answer of localed: a failing read then falls
     /// back to them.
     private var filesChangedSinceRead = false
     /// Whether a locale was published (from localed or the files).
     private var known = false
 
-    init(
-        bus: NotificationBus, configuration: LocaleSource.Configuration, context: LoopContext,
-        report: @escaping (SourceStatus) -> Void, problem: SourceProblems
-    ) {
-        self.bus = bus
-        self.configuration = configuration
-        self.context = context
-        self.report = report
-        self.problem = problem
-        connection = DBusConnection(address: configuration.address, context: context, configuration: configuration.connection)
-        localed = DBusProxy(connection: connection, destination: Self.service, path: Self.path, interface: Self.interface)
-    }
-
-    func start(in context: LoopContext) {
-        report(.starting(reason: "connecting to the \(configuration.address)"))
-        connection.onStateChange { [weak self] state in
-            guard let self else { return }
-            switch state {
-            case .connected:
-                // Activates localed when it is not running; its arrival reads again.
-                self.localed.reloadProperties()
-            case .disconnected(let error):
-                // localed cannot be reached: the files are what is known (before the status).
-                if !self.known { self.readFiles() }
-                self.report(.unavailable(reason: "\(self.configuration.address) unreachable: \(error)"))
-            default:
-                break
-            }
-        }
+    override func watch(in context: LoopContext) {
         localed.onPropertiesChange { [weak self] event in self?.propertiesEvent(event) }
         files = FileChangeWatcher(paths: configuration.files, context: context) { [weak self] in
             self?.filesChanged()
         }
         if let problem = files?.problem { self.problem("cannot watch the locale files: \(problem)") }
-        connection.connect()
     }
 
-    func stop(in context: LoopContext, then done: @escaping () -> Void) {
-        stopped = true
+    /// Activates localed when it is not running; its arrival reads again.
+    override func connected() {
+        localed.reloadProperties()
+    }
+
+    /// localed cannot be reached: the files are what is known (read before the status).
+    override func disconnected(_ error: DBusError) {
+        if !known { readFiles() }
+        super.disconnected(error)
+    }
+
+    override func release(in context: LoopContext) {
         files?.stop()
         files = nil
-        localed.close()
-        connection.close()
-        done()
     }
 
-    func reread(then done: @escaping () -> Void) {
+    override func reread(then done: @escaping () -> Void) {
         guard !stopped else {
             done()
             return
@@ -165,19 +133,4 @@ final class LocaleWatcher: ConfiguredWatcher {
         }
         return false
     }
-}
-
-/// The contents of `path` (up to 1 MiB), or `nil` when it cannot be opened.
-func contentsOfFile(_ path: String) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while bytes.count < 1 << 20 {
-        let n = read(fd, &chunk, chunk.count)
-        if n <= 0 { break }
-        bytes += chunk[0..<n]
-    }
-    return String(decoding: bytes, as: UTF8.self)
 }

@@ -1,5 +1,4 @@
 import DBus
-import Logging
 import NotifyBus
 
 /// Sleep and the session lock from systemd-logind (`org.freedesktop.login1` on the system bus),
@@ -53,23 +52,6 @@ public struct LoginConfiguration: Sendable {
 }
 
 extension SystemSource where Settings == LoginConfiguration {
-    /// Creates the login source (`"login"`: `system/sleep`, `session/locked`); nothing happens
-    /// until `run()`.
-    /// - Parameters:
-    ///   - bus: where to publish.
-    ///   - loop: the loop for its D-Bus connection, shared with other sources; when `nil`, `run()`
-    ///     starts a loop of its own and stops it on return.
-    ///   - configuration: the bus address, timeouts, the process and what to do after a wake.
-    ///   - logger: where to log what it skips and its status changes; by default
-    ///     `notifybus.source.login`.
-    public convenience init(
-        bus: NotificationBus, loop: SourceLoop? = nil, configuration: LoginConfiguration = .init(), logger: Logger? = nil
-    ) {
-        self.init(
-            name: "login", keyPatterns: ["system/sleep", "session/locked"], bus: bus, configuration: configuration,
-            loop: loop, logger: logger, watcher: LoginWatcher.self)
-    }
-
     /// The object path of the logind session `id`, as logind makes it
     /// (`sd_bus_path_encode("/org/freedesktop/login1/session", id)`): every byte other than an
     /// ASCII letter or digit, and a leading digit, is written `_` and two hex digits

@@ -7,47 +7,24 @@ import Glibc
 #endif
 
 /// The loop-side part of `LoginSource`: logind's manager, and the session once it is resolved.
-final class LoginWatcher: ConfiguredWatcher {
+final class LoginWatcher: DBusSourceWatcher<LoginConfiguration> {
     static let service: BusName = "org.freedesktop.login1"
-    static let path: ObjectPath = "/org/freedesktop/login1"
-    static let interface: InterfaceName = "org.freedesktop.login1.Manager"
+    override static var peers: [DBusPeer] {
+        [DBusPeer(name: service, path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager")]
+    }
     static let sessionInterface: InterfaceName = "org.freedesktop.login1.Session"
     static let autoSession: ObjectPath = "/org/freedesktop/login1/session/auto"
 
-    private let bus: NotificationBus
-    private let configuration: LoginSource.Configuration
-    private let report: (SourceStatus) -> Void
-    private let problem: SourceProblems
-    private let connection: DBusConnection
     /// logind's owner, `PreparingForSleep`, `PrepareForSleep` and `GetSessionByPID`.
-    private let manager: DBusProxy
+    private var manager: DBusProxy { proxies[0] }
     /// The session's `LockedHint`, once the session is resolved (or being asked through `auto`).
     private var session: DBusProxy?
     /// Whether `session` is the `auto` object, whose `Id` names the real one.
     private var sessionIsAuto = false
     /// Counts session lookups, so that a stale answer is dropped.
     private var lookup: UInt64 = 0
-    private var stopped = false
 
-    init(
-        bus: NotificationBus, configuration: LoginSource.Configuration, context: LoopContext,
-        report: @escaping (SourceStatus) -> Void, problem: SourceProblems
-    ) {
-        self.bus = bus
-        self.configuration = configuration
-        self.report = report
-        self.problem = problem
-        connection = DBusConnection(address: configuration.address, context: context, configuration: configuration.connection)
-        manager = DBusProxy(connection: connection, destination: Self.service, path: Self.path, interface: Self.interface)
-    }
-
-    func start(in context: LoopContext) {
-        report(.starting(reason: "connecting to the \(configuration.address)"))
-        connection.onStateChange { [weak self] state in
-            guard let self, case .disconnected(let error) = state else { return }
-            self.dropSession()
-            self.report(.unavailable(reason: "\(self.configuration.address) unreachable: \(error)"))
-        }
+    override func watch(in context: LoopContext) {
         manager.onOwnerChange { [weak self] owner in
             guard let self, !self.stopped else { return }
             // A new logind (or none): its sessions are looked up again once it answered.
@@ -56,19 +33,19 @@ final class LoginWatcher: ConfiguredWatcher {
         }
         manager.onPropertiesChange { [weak self] event in self?.managerEvent(event) }
         manager.onSignal("PrepareForSleep") { [weak self] signal in self?.prepareForSleep(signal) }
-        connection.connect()
     }
 
-    func stop(in context: LoopContext, then done: @escaping () -> Void) {
-        stopped = true
+    override func disconnected(_ error: DBusError) {
         dropSession()
-        manager.close()
-        connection.close()
-        done()
+        super.disconnected(error)
     }
 
-    func reread(then done: @escaping () -> Void) {
-        guard !stopped, connection.isConnected, manager.owner != nil else {
+    override func release(in context: LoopContext) {
+        dropSession()
+    }
+
+    override func reread(then done: @escaping () -> Void) {
+        guard canRead, manager.owner != nil else {
             done()
             return
         }
@@ -96,9 +73,7 @@ final class LoginWatcher: ConfiguredWatcher {
             report(.running)
             if session == nil { lookUpSession() }
         case .loadFailed(let error):
-            if error.name == DBusError.Name.ownerChanged { return }
-            problem("reading \(Self.service) failed: \(error)", peer: Self.service.rawValue)
-            report(.unavailable(reason: "systemd-logind (\(Self.service)) cannot be read: \(error)"))
+            readFailed(error, peer: Self.service, daemon: "systemd-logind")
         case .changed, .malformedSignal:
             // `PrepareForSleep` says when sleep begins and ends; the properties are read at start.
             break

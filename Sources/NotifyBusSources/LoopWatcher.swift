@@ -11,13 +11,11 @@ protocol LoopWatcher: AnyObject, SendableMetatype {
     func reread(then done: @escaping () -> Void)
 }
 
-/// A watcher made from its source's bus and configuration, reporting status and what it skips:
-/// the D-Bus sources' watchers, which `SystemSource` makes alike.
+/// A watcher made from its source's bus and configuration, reporting status and what it skips
+/// through the source's hooks: what a `SystemSourceDefinition` makes at each `run()`.
 protocol ConfiguredWatcher: LoopWatcher {
     associatedtype Configuration: Sendable
-    init(
-        bus: NotificationBus, configuration: Configuration, context: LoopContext,
-        report: @escaping (SourceStatus) -> Void, problem: SourceProblems)
+    init(bus: NotificationBus, configuration: Configuration, context: LoopContext, hooks: SourceHooks)
 }
 
 /// What a running source hands its watcher: where to report its status and what it skips.

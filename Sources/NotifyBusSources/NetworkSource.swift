@@ -1,5 +1,4 @@
 import DBus
-import Logging
 import NotifyBus
 
 /// Connectivity and metering from NetworkManager (`org.freedesktop.NetworkManager` on the system
@@ -34,23 +33,6 @@ public struct NetworkConfiguration: Sendable {
 }
 
 extension SystemSource where Settings == NetworkConfiguration {
-    /// Creates the network source (`"network"`: `network/connectivity`, `network/metered`);
-    /// nothing happens until `run()`.
-    /// - Parameters:
-    ///   - bus: where to publish.
-    ///   - loop: the loop for its D-Bus connection, shared with other sources; when `nil`, `run()`
-    ///     starts a loop of its own and stops it on return.
-    ///   - configuration: the bus address and timeouts.
-    ///   - logger: where to log what it skips and its status changes; by default
-    ///     `notifybus.source.network`.
-    public convenience init(
-        bus: NotificationBus, loop: SourceLoop? = nil, configuration: NetworkConfiguration = .init(), logger: Logger? = nil
-    ) {
-        self.init(
-            name: "network", keyPatterns: ["network/connectivity", "network/metered"], bus: bus,
-            configuration: configuration, loop: loop, logger: logger, watcher: NetworkWatcher.self)
-    }
-
     /// The `network/connectivity` value of NetworkManager's `Connectivity` (`NMConnectivityState`):
     /// 1 `"none"`, 2 `"portal"`, 3 `"limited"`, 4 `"full"`; 0 and anything else `"unknown"`.
     public static func connectivity(_ state: UInt32) -> String {

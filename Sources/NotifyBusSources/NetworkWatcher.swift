@@ -3,55 +3,25 @@ import EpollLoop
 import NotifyBus
 
 /// The loop-side part of `NetworkSource`.
-final class NetworkWatcher: ConfiguredWatcher {
+final class NetworkWatcher: DBusSourceWatcher<NetworkConfiguration> {
     static let service: BusName = "org.freedesktop.NetworkManager"
-    static let path: ObjectPath = "/org/freedesktop/NetworkManager"
-    static let interface: InterfaceName = "org.freedesktop.NetworkManager"
-
-    private let bus: NotificationBus
-    private let configuration: NetworkSource.Configuration
-    private let report: (SourceStatus) -> Void
-    private let problem: SourceProblems
-    private let connection: DBusConnection
-    /// NetworkManager's owner and properties.
-    private let manager: DBusProxy
-    private var stopped = false
-
-    init(
-        bus: NotificationBus, configuration: NetworkSource.Configuration, context: LoopContext,
-        report: @escaping (SourceStatus) -> Void, problem: SourceProblems
-    ) {
-        self.bus = bus
-        self.configuration = configuration
-        self.report = report
-        self.problem = problem
-        connection = DBusConnection(address: configuration.address, context: context, configuration: configuration.connection)
-        manager = DBusProxy(connection: connection, destination: Self.service, path: Self.path, interface: Self.interface)
+    override static var peers: [DBusPeer] {
+        [DBusPeer(name: service, path: "/org/freedesktop/NetworkManager", interface: "org.freedesktop.NetworkManager")]
     }
 
-    func start(in context: LoopContext) {
-        report(.starting(reason: "connecting to the \(configuration.address)"))
-        connection.onStateChange { [weak self] state in
-            guard let self, case .disconnected(let error) = state else { return }
-            self.report(.unavailable(reason: "\(self.configuration.address) unreachable: \(error)"))
-        }
+    /// NetworkManager's owner and properties.
+    private var manager: DBusProxy { proxies[0] }
+
+    override func watch(in context: LoopContext) {
         manager.onOwnerChange { [weak self] owner in
             guard let self, !self.stopped, owner == nil else { return }
             self.report(.unavailable(reason: "NetworkManager (\(Self.service)) is not running"))
         }
         manager.onPropertiesChange { [weak self] event in self?.propertiesEvent(event) }
-        connection.connect()
     }
 
-    func stop(in context: LoopContext, then done: @escaping () -> Void) {
-        stopped = true
-        manager.close()
-        connection.close()
-        done()
-    }
-
-    func reread(then done: @escaping () -> Void) {
-        guard !stopped, connection.isConnected, manager.owner != nil else {
+    override func reread(then done: @escaping () -> Void) {
+        guard canRead, manager.owner != nil else {
             done()
             return
         }
@@ -74,9 +44,7 @@ final class NetworkWatcher: ConfiguredWatcher {
                 }
             }
         case .loadFailed(let error):
-            if error.name == DBusError.Name.ownerChanged { return }
-            problem("reading \(Self.service) failed: \(error)", peer: Self.service.rawValue)
-            report(.unavailable(reason: "NetworkManager (\(Self.service)) cannot be read: \(error)"))
+            readFailed(error, peer: Self.service, daemon: "NetworkManager")
         case .malformedSignal(let error):
             problem("unexpected signal: \(error)", peer: Self.service.rawValue)
         }

@@ -1,5 +1,4 @@
 import DBus
-import Logging
 import NotifyBus
 
 /// Desktop settings from the XDG desktop portal (`org.freedesktop.portal.Settings` on the
@@ -57,22 +56,6 @@ public struct PortalSettingsConfiguration: Sendable {
 }
 
 extension SystemSource where Settings == PortalSettingsConfiguration {
-    /// Creates the settings source (`"settings"`: `settings/**`); nothing happens until `run()`.
-    /// - Parameters:
-    ///   - bus: where to publish.
-    ///   - loop: the loop for its D-Bus connection, shared with other sources; when `nil`, `run()` starts a loop of
-    ///     its own and stops it on return.
-    ///   - configuration: the bus address, timeouts and what to watch.
-    ///   - logger: where to log what it skips and its status changes; by default
-    ///     `notifybus.source.settings`.
-    public convenience init(
-        bus: NotificationBus, loop: SourceLoop? = nil, configuration: PortalSettingsConfiguration = .init(), logger: Logger? = nil
-    ) {
-        self.init(
-            name: "settings", keyPatterns: ["settings/**"], bus: bus, configuration: configuration, loop: loop,
-            logger: logger, watcher: PortalSettingsWatcher.self)
-    }
-
     /// The key of a setting: `settings/<namespace>/<key>`.
     public static func key(namespace: String, key: String) -> String { "settings/\(namespace)/\(key)" }
 

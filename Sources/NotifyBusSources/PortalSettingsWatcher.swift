@@ -3,64 +3,31 @@ import EpollLoop
 import NotifyBus
 
 /// The loop-side part of `PortalSettingsSource`.
-final class PortalSettingsWatcher: ConfiguredWatcher {
+final class PortalSettingsWatcher: DBusSourceWatcher<PortalSettingsConfiguration> {
     static let service: BusName = "org.freedesktop.portal.Desktop"
-    static let path: ObjectPath = "/org/freedesktop/portal/desktop"
-    static let interface: InterfaceName = "org.freedesktop.portal.Settings"
+    override static var peers: [DBusPeer] {
+        [DBusPeer(
+            name: service, path: "/org/freedesktop/portal/desktop", interface: "org.freedesktop.portal.Settings",
+            cachesProperties: false)]
+    }
 
-    private let bus: NotificationBus
-    private let configuration: PortalSettingsSource.Configuration
-    private let report: (SourceStatus) -> Void
-    private let problem: SourceProblems
-    private let connection: DBusConnection
     /// The portal's owner, its `ReadAll` and its `SettingChanged` signals.
-    private let portal: DBusProxy
+    private var portal: DBusProxy { proxies[0] }
     /// The keys published from the current portal, to null the ones that disappear.
     private var published: Set<String> = []
-    private var stopped = false
 
-    init(
-        bus: NotificationBus, configuration: PortalSettingsSource.Configuration, context: LoopContext,
-        report: @escaping (SourceStatus) -> Void, problem: SourceProblems
-    ) {
-        self.bus = bus
-        self.configuration = configuration
-        self.report = report
-        self.problem = problem
-        connection = DBusConnection(address: configuration.address, context: context, configuration: configuration.connection)
-        portal = DBusProxy(
-            connection: connection, destination: Self.service, path: Self.path, interface: Self.interface,
-            cachesProperties: false)
-    }
-
-    func start(in context: LoopContext) {
-        report(.starting(reason: "connecting to the \(configuration.address)"))
-        connection.onStateChange { [weak self] state in
-            guard let self else { return }
-            switch state {
-            case .connected:
-                // Activates the portal where it is activatable; its owner's arrival reads again.
-                self.readAll(then: {})
-            case .disconnected(let error):
-                self.report(.unavailable(reason: "\(self.configuration.address) unreachable: \(error)"))
-            default:
-                break
-            }
-        }
+    override func watch(in context: LoopContext) {
         portal.onSignal("SettingChanged") { [weak self] signal in self?.settingChanged(signal) }
         portal.onOwnerChange { [weak self] newOwner in self?.ownerChanged(newOwner) }
-        connection.connect()
     }
 
-    func stop(in context: LoopContext, then done: @escaping () -> Void) {
-        stopped = true
-        portal.close()
-        connection.close()
-        done()
+    /// Activates the portal where it is activatable; its owner's arrival reads again.
+    override func connected() {
+        readAll(then: {})
     }
 
-    func reread(then done: @escaping () -> Void) {
-        guard !stopped, connection.isConnected else {
+    override func reread(then done: @escaping () -> Void) {
+        guard canRead else {
             done()
             return
         }

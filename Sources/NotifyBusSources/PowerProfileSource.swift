@@ -1,5 +1,4 @@
 import DBus
-import Logging
 import NotifyBus
 
 /// The active power profile from power-profiles-daemon on the system bus, published as
@@ -34,25 +33,5 @@ public struct PowerProfileConfiguration: Sendable {
     public init(address: SourceBusAddress = .system, connection: SourceConnectionOptions = .init(defaultTimeout: .seconds(10))) {
         self.address = address
         self.connection = connection
-    }
-}
-
-extension SystemSource where Settings == PowerProfileConfiguration {
-    /// Creates the power-profile source (`"power-profile"`: `power/profile`); nothing happens
-    /// until `run()`.
-    /// - Parameters:
-    ///   - bus: where to publish.
-    ///   - loop: the loop for its D-Bus connection, shared with other sources; when `nil`, `run()`
-    ///     starts a loop of its own and stops it on return.
-    ///   - configuration: the bus address and timeouts.
-    ///   - logger: where to log what it skips and its status changes; by default
-    ///     `notifybus.source.power-profile`.
-    public convenience init(
-        bus: NotificationBus, loop: SourceLoop? = nil, configuration: PowerProfileConfiguration = .init(),
-        logger: Logger? = nil
-    ) {
-        self.init(
-            name: "power-profile", keyPatterns: ["power/profile"], bus: bus, configuration: configuration, loop: loop,
-            logger: logger, problemKey: "power/profile", watcher: PowerProfileWatcher.self)
     }
 }

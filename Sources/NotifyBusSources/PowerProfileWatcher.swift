@@ -3,60 +3,27 @@ import EpollLoop
 import NotifyBus
 
 /// The loop-side part of `PowerProfileSource`: one proxy per name, the new one preferred.
-final class PowerProfileWatcher: ConfiguredWatcher {
-    /// The names in order of preference, with their objects and interfaces.
-    static let services: [(name: BusName, path: ObjectPath, interface: InterfaceName)] = [
-        ("org.freedesktop.UPower.PowerProfiles", "/org/freedesktop/UPower/PowerProfiles", "org.freedesktop.UPower.PowerProfiles"),
-        ("net.hadess.PowerProfiles", "/net/hadess/PowerProfiles", "net.hadess.PowerProfiles"),
-    ]
+final class PowerProfileWatcher: DBusSourceWatcher<PowerProfileConfiguration> {
+    /// The names in order of preference, with their objects and interfaces: one proxy each.
+    override static var peers: [DBusPeer] {
+        [
+            DBusPeer(
+                name: "org.freedesktop.UPower.PowerProfiles", path: "/org/freedesktop/UPower/PowerProfiles",
+                interface: "org.freedesktop.UPower.PowerProfiles"),
+            DBusPeer(name: "net.hadess.PowerProfiles", path: "/net/hadess/PowerProfiles", interface: "net.hadess.PowerProfiles"),
+        ]
+    }
     static let key = "power/profile"
 
-    private let bus: NotificationBus
-    private let configuration: PowerProfileSource.Configuration
-    private let report: (SourceStatus) -> Void
-    private let problem: SourceProblems
-    private let connection: DBusConnection
-    /// The daemon under each name, in the order of `services`.
-    private let proxies: [DBusProxy]
-    private var stopped = false
-
-    init(
-        bus: NotificationBus, configuration: PowerProfileSource.Configuration, context: LoopContext,
-        report: @escaping (SourceStatus) -> Void, problem: SourceProblems
-    ) {
-        self.bus = bus
-        self.configuration = configuration
-        self.report = report
-        self.problem = problem
-        let connection = DBusConnection(address: configuration.address, context: context, configuration: configuration.connection)
-        self.connection = connection
-        proxies = Self.services.map { service in
-            DBusProxy(connection: connection, destination: service.name, path: service.path, interface: service.interface)
-        }
-    }
-
-    func start(in context: LoopContext) {
-        report(.starting(reason: "connecting to the \(configuration.address)"))
-        connection.onStateChange { [weak self] state in
-            guard let self, case .disconnected(let error) = state else { return }
-            self.report(.unavailable(reason: "\(self.configuration.address) unreachable: \(error)"))
-        }
+    override func watch(in context: LoopContext) {
         for proxy in proxies {
             proxy.onOwnerChange { [weak self] _ in self?.ownersChanged() }
             proxy.onPropertiesChange { [weak self, unowned proxy] event in self?.propertiesEvent(event, from: proxy) }
         }
-        connection.connect()
     }
 
-    func stop(in context: LoopContext, then done: @escaping () -> Void) {
-        stopped = true
-        for proxy in proxies { proxy.close() }
-        connection.close()
-        done()
-    }
-
-    func reread(then done: @escaping () -> Void) {
-        guard !stopped, connection.isConnected, let proxy = active else {
+    override func reread(then done: @escaping () -> Void) {
+        guard canRead, let proxy = active else {
             done()
             return
         }
@@ -77,7 +44,7 @@ final class PowerProfileWatcher: ConfiguredWatcher {
         guard !stopped else { return }
         guard proxies.allSatisfy(\.isOwnerKnown) || active != nil else { return }
         guard let proxy = active else {
-            let names = Self.services.map(\.name.rawValue).joined(separator: ", ")
+            let names = Self.peers.map(\.name.rawValue).joined(separator: ", ")
             report(.unavailable(reason: "power-profiles-daemon (\(names)) is not running"))
             return
         }
@@ -98,9 +65,7 @@ final class PowerProfileWatcher: ConfiguredWatcher {
                 proxy.reloadProperties()
             }
         case .loadFailed(let error):
-            if error.name == DBusError.Name.ownerChanged { return }
-            problem("reading \(proxy.destination) failed: \(error)", peer: proxy.destination.rawValue)
-            report(.unavailable(reason: "power-profiles-daemon (\(proxy.destination)) cannot be read: \(error)"))
+            readFailed(error, peer: proxy.destination, daemon: "power-profiles-daemon")
         case .malformedSignal(let error):
             problem("unexpected signal: \(error)", peer: proxy.destination.rawValue)
         }

@@ -1,4 +1,3 @@
-import Logging
 import NotifyBus
 
 /// Batteries and line power from udev's `power_supply` devices, published as CONTRACT.md §1's
@@ -44,23 +43,3 @@ import NotifyBus
 /// Point it at a umockdev test bed like any libudev client (`LD_PRELOAD=libumockdev-preload.so.0`,
 /// `UMOCKDEV_DIR`).
 public typealias PowerSupplySource = SystemSource<PowerSupplyConfiguration>
-
-extension SystemSource where Settings == PowerSupplyConfiguration {
-    /// Creates the power source (`"power"`: `battery/*/state`, `battery/*/level`,
-    /// `power/*/online`); nothing happens until `run()`.
-    /// - Parameters:
-    ///   - bus: where to publish.
-    ///   - loop: the loop to keep the libudev objects on, shared with other sources; when `nil`,
-    ///     `run()` starts a loop of its own and stops it on return.
-    ///   - configuration: the re-read interval.
-    ///   - logger: where to log status changes; by default `notifybus.source.power`.
-    public convenience init(
-        bus: NotificationBus, loop: SourceLoop? = nil, configuration: PowerSupplyConfiguration = .init(),
-        logger: Logger? = nil
-    ) {
-        self.init(
-            name: "power", keyPatterns: ["battery/*/state", "battery/*/level", "power/*/online"], bus: bus,
-            configuration: configuration, loop: loop, logger: logger,
-            watcher: UdevSubsystemWatcher<PowerSupplyReading>.self)
-    }
-}

@@ -1,5 +1,4 @@
 import DBus
-import Logging
 import NotifyBus
 
 /// Orientation, proximity and ambient light from iio-sensor-proxy (`net.hadess.SensorProxy`
@@ -72,22 +71,6 @@ public struct SensorProxyConfiguration: Sendable {
 }
 
 extension SystemSource where Settings == SensorProxyConfiguration {
-    /// Creates the sensors source (`"sensors"`: `orientation`, `proximity`, `light`); nothing happens until `run()`.
-    /// - Parameters:
-    ///   - bus: where to publish.
-    ///   - loop: the loop for its D-Bus connection, shared with other sources; when `nil`, `run()` starts a loop of
-    ///     its own and stops it on return.
-    ///   - configuration: the bus address, timeouts and what to watch.
-    ///   - logger: where to log what it skips and its status changes; by default
-    ///     `notifybus.source.sensors`.
-    public convenience init(
-        bus: NotificationBus, loop: SourceLoop? = nil, configuration: SensorProxyConfiguration = .init(), logger: Logger? = nil
-    ) {
-        self.init(
-            name: "sensors", keyPatterns: ["orientation", "proximity", "light"], bus: bus, configuration: configuration, loop: loop,
-            logger: logger, watcher: SensorProxyWatcher.self)
-    }
-
     /// CONTRACT.md §1's orientation for an `AccelerometerOrientation` value; `nil` for an unknown one.
     public static func orientation(for value: String) -> String? {
         switch value {

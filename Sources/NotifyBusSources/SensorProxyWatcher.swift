@@ -6,21 +6,17 @@ import NotifyBus
 /// decides (D-Bus calls, timers, publishing, status) and feeds it what its `DBusProxy` tells
 /// (owner changes with their epoch, properties loaded, changed, failed to load, malformed
 /// signals) and the replies to its calls.
-final class SensorProxyWatcher: ConfiguredWatcher {
+final class SensorProxyWatcher: DBusSourceWatcher<SensorProxyConfiguration> {
     static let service: BusName = "net.hadess.SensorProxy"
-    static let path: ObjectPath = "/net/hadess/SensorProxy"
     static let interface: InterfaceName = "net.hadess.SensorProxy"
+    override static var peers: [DBusPeer] {
+        [DBusPeer(name: service, path: "/net/hadess/SensorProxy", interface: interface)]
+    }
 
     private typealias StateMachine = SensorProxyStateMachine<() -> Void>
 
-    private let bus: NotificationBus
-    private let configuration: SensorProxySource.Configuration
-    private unowned let context: LoopContext
-    private let report: (SourceStatus) -> Void
-    private let problem: SourceProblems
-    private let connection: DBusConnection
     /// iio-sensor-proxy's owner and epoch, its properties (`GetAll`, `PropertiesChanged`) and its methods.
-    private let sensorProxy: DBusProxy
+    private var sensorProxy: DBusProxy { proxies[0] }
     private var state: StateMachine
     private var settleTimers: [SensorProxySensor: LoopTimer] = [:]
     /// The time limit of the re-reads waiting for the source to settle.
@@ -28,27 +24,16 @@ final class SensorProxyWatcher: ConfiguredWatcher {
     /// Ends the stop, once the claims are released.
     private var stopDone: (() -> Void)?
 
-    init(
-        bus: NotificationBus, configuration: SensorProxySource.Configuration, context: LoopContext,
-        report: @escaping (SourceStatus) -> Void, problem: SourceProblems
-    ) {
-        self.bus = bus
-        self.configuration = configuration
-        self.context = context
-        self.report = report
-        self.problem = problem
-        connection = DBusConnection(address: configuration.address, context: context, configuration: configuration.connection)
-        sensorProxy = DBusProxy(connection: connection, destination: Self.service, path: Self.path, interface: Self.interface)
+    required init(bus: NotificationBus, configuration: SensorProxyConfiguration, context: LoopContext, hooks: SourceHooks) {
         state = StateMachine(busDescription: "\(configuration.address)", service: Self.service, interface: Self.interface)
+        super.init(bus: bus, configuration: configuration, context: context, hooks: hooks)
     }
 
-    func start(in context: LoopContext) {
+    /// What the state machine says, at start and as the connection and the service come and go.
+    override func start(in context: LoopContext) {
         perform(state.started())
         // Registered after the proxy's own handler: its epoch already counts the loss.
-        connection.onStateChange { [weak self] connectionState in
-            guard let self, case .disconnected(let error) = connectionState else { return }
-            self.perform(self.state.disconnected(error, epoch: self.sensorProxy.epoch))
-        }
+        followConnection()
         sensorProxy.onPropertiesChange { [weak self] event in
             guard let self else { return }
             switch event {
@@ -72,7 +57,12 @@ final class SensorProxyWatcher: ConfiguredWatcher {
         connection.connect()
     }
 
-    func stop(in context: LoopContext, then done: @escaping () -> Void) {
+    override func disconnected(_ error: DBusError) {
+        perform(state.disconnected(error, epoch: sensorProxy.epoch))
+    }
+
+    /// Releases the claims, then closes the connection (`releaseAndClose`).
+    override func stop(in context: LoopContext, then done: @escaping () -> Void) {
         stopDone = done
         perform(state.stopRequested())
     }
@@ -85,7 +75,7 @@ final class SensorProxyWatcher: ConfiguredWatcher {
     /// It starts with a round trip to the bus daemon: its reply is dispatched after every message
     /// that queued up before it (after a stop, the daemon's `NameOwnerChanged`s), so the owner,
     /// and whether the sensors must be claimed again, is current before anything is decided.
-    func reread(then done: @escaping () -> Void) {
+    override func reread(then done: @escaping () -> Void) {
         continueReread(state.rereadRequested(), then: done)
     }
 

@@ -1,5 +1,4 @@
 import DBus
-import EpollLoop
 
 /// Which D-Bus bus a source connects to, without importing the `DBus` module.
 ///
@@ -50,33 +49,14 @@ public struct SourceConnectionOptions: Sendable {
     }
 
     /// Whether to connect again after the bus went away or could not be reached.
-    public var reconnects: Bool {
-        get { dbus.reconnects }
-        set { dbus.reconnects = newValue }
-    }
+    public var reconnects: Bool { get { dbus.reconnects } set { dbus.reconnects = newValue } }
 
     /// The first wait before connecting again; it doubles after each failed attempt.
-    public var initialBackoff: Duration {
-        get { dbus.initialBackoff }
-        set { dbus.initialBackoff = newValue }
-    }
+    public var initialBackoff: Duration { get { dbus.initialBackoff } set { dbus.initialBackoff = newValue } }
 
     /// The longest wait between attempts.
-    public var maximumBackoff: Duration {
-        get { dbus.maximumBackoff }
-        set { dbus.maximumBackoff = newValue }
-    }
+    public var maximumBackoff: Duration { get { dbus.maximumBackoff } set { dbus.maximumBackoff = newValue } }
 
     /// The timeout of method calls.
-    public var defaultTimeout: Duration {
-        get { dbus.defaultTimeout }
-        set { dbus.defaultTimeout = newValue }
-    }
-}
-
-extension DBusConnection {
-    /// A connection to a source's bus, with the source's options.
-    convenience init(address: SourceBusAddress, context: LoopContext, configuration: SourceConnectionOptions) {
-        self.init(address: address.dbus, context: context, configuration: configuration.dbus)
-    }
+    public var defaultTimeout: Duration { get { dbus.defaultTimeout } set { dbus.defaultTimeout = newValue } }
 }

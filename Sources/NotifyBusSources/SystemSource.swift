@@ -8,8 +8,9 @@ import Synchronization
 ///
 /// Each built-in source is a configuration of it: `PowerSupplySource` is
 /// `SystemSource<PowerSupplyConfiguration>`, `LocaleSource` is
-/// `SystemSource<LocaleConfiguration>`, and so on; their initializers fill in the name, the
-/// keys and the watcher. `SystemSources.all(bus:options:)` makes every one of them at once.
+/// `SystemSource<LocaleConfiguration>`, and so on. The configuration names the source, its keys
+/// and its watcher (`SystemSourceConfiguration.source`), so one initializer makes every one of
+/// them: `LocaleSource(bus: bus)`. `SystemSources.all(bus:options:)` makes them all at once.
 ///
 /// It is a `Service`: `run()` returns when its task is cancelled or, in a `ServiceGroup`, when
 /// graceful shutdown begins.
@@ -17,7 +18,7 @@ import Synchronization
 /// What a source skips (input of the wrong type, a malformed signal, a failed call) is logged
 /// at `warning`, and each status change at `debug`, through `logger`, with the metadata
 /// `source` (the name), and `key` and `peer` (a D-Bus name) where they are known.
-public final class SystemSource<Settings: Sendable>: NotifyBusSource {
+public final class SystemSource<Settings: SystemSourceConfiguration>: NotifyBusSource {
     /// The type of its configuration, e.g. `PowerSupplyConfiguration`.
     public typealias Configuration = Settings
 
@@ -35,8 +36,6 @@ public final class SystemSource<Settings: Sendable>: NotifyBusSource {
     public let loop: SourceLoop
 
     private let reporter = SourceStatusReporter()
-    private let problemKey: String?
-    private let makeWatcher: @Sendable (LoopContext, SourceHooks) -> any LoopWatcher
     private let running = Mutex<Running?>(nil)
 
     private struct Running: Sendable {
@@ -44,37 +43,35 @@ public final class SystemSource<Settings: Sendable>: NotifyBusSource {
         let key: LoopLocalKey<any LoopWatcher>
     }
 
-    /// A source named `name` whose watcher `makeWatcher` makes on the loop at each `run()`.
-    init(
-        name: String, keyPatterns: [KeyPattern], bus: NotificationBus, configuration: Configuration,
-        loop: SourceLoop?, logger: Logger?, problemKey: String? = nil,
-        makeWatcher: @escaping @Sendable (LoopContext, SourceHooks) -> any LoopWatcher
+    /// Creates the source that `configuration` configures (`Configuration.source`); nothing
+    /// happens until `run()`.
+    ///
+    /// ```swift
+    /// let locale = LocaleSource(bus: bus)
+    /// let power = PowerSupplySource(bus: bus, loop: loop, configuration: .init(rereadInterval: nil))
+    /// ```
+    /// - Parameters:
+    ///   - bus: where to publish.
+    ///   - loop: the loop to keep its system objects on (D-Bus connection, libudev objects, file
+    ///     watches, timers), shared with other sources; when `nil`, `run()` starts a loop of its
+    ///     own and stops it on return.
+    ///   - configuration: how it behaves (bus address, timeouts, what to watch); by default
+    ///     `Configuration()`.
+    ///   - logger: where to log what it skips and its status changes; by default
+    ///     `notifybus.source.<name>`.
+    public init(
+        bus: NotificationBus, loop: SourceLoop? = nil, configuration: Configuration = Configuration(),
+        logger: Logger? = nil
     ) {
+        let name = Configuration.source.name
         self.name = name
-        self.keyPatterns = keyPatterns
+        keyPatterns = Configuration.source.keyPatterns
         self.bus = bus
         self.configuration = configuration
         self.loop = loop ?? .onDemand(name: name)
         var logger = logger ?? Logger(label: "notifybus.source.\(name)")
         logger[metadataKey: "source"] = .string(name)
         self.logger = logger
-        self.problemKey = problemKey
-        self.makeWatcher = makeWatcher
-    }
-
-    /// A source whose watcher is made from the bus and the configuration.
-    convenience init<Watcher: ConfiguredWatcher>(
-        name: String, keyPatterns: [KeyPattern], bus: NotificationBus, configuration: Configuration,
-        loop: SourceLoop?, logger: Logger?, problemKey: String? = nil, watcher: Watcher.Type
-    ) where Watcher.Configuration == Settings {
-        self.init(
-            name: name, keyPatterns: keyPatterns, bus: bus, configuration: configuration, loop: loop,
-            logger: logger, problemKey: problemKey
-        ) { context, hooks in
-            Watcher(
-                bus: bus, configuration: configuration, context: context, report: { hooks.report($0) },
-                problem: hooks.problem)
-        }
     }
 
     /// The status it last reported (`SourceStatus.notStarted` before `run()`).
@@ -106,10 +103,10 @@ public final class SystemSource<Settings: Sendable>: NotifyBusSource {
             throw SourceError.alreadyRunning(source: name)
         }
         let hooks = makeHooks()
-        let makeWatcher = self.makeWatcher
+        let (bus, configuration) = (self.bus, self.configuration)
         do {
             try await thread.submit { context in
-                let watcher = makeWatcher(context, hooks)
+                let watcher = Configuration.source.makeWatcher(bus, configuration, context, hooks)
                 context[local: key] = watcher
                 watcher.start(in: context)
             }
@@ -169,7 +166,7 @@ public final class SystemSource<Settings: Sendable>: NotifyBusSource {
             report: { status in
                 if reporter.report(status) { logger.debug("status: \(status)") }
             },
-            problem: SourceProblems(logger: logger, key: problemKey))
+            problem: SourceProblems(logger: logger, key: Configuration.source.problemKey))
     }
 
     private func fail(reason: String) {

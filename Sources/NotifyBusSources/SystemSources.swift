@@ -59,33 +59,23 @@ public enum SystemSources {
     /// every other source re-reads, as after `fg`.
     public static func all(bus: NotificationBus, options: Options = Options()) -> [any NotifyBusSource] {
         let loop = SourceLoop.onDemand(name: "notifybus-sources")
-        let logger = options.logger
         let afterWake = WakeRereads()
+        func make(_ configuration: some SystemSourceConfiguration) -> any NotifyBusSource {
+            SystemSource(bus: bus, loop: loop, configuration: configuration, logger: options.logger)
+        }
+        let system = options.systemBus
         let sources = names.filter(options.includes).compactMap { name -> (any NotifyBusSource)? in
             switch name {
-            case "power":
-                PowerSupplySource(bus: bus, loop: loop, logger: logger)
-            case "sensors":
-                SensorProxySource(bus: bus, loop: loop, configuration: .init(address: options.systemBus), logger: logger)
-            case "locale":
-                LocaleSource(bus: bus, loop: loop, configuration: .init(address: options.systemBus), logger: logger)
-            case "settings":
-                PortalSettingsSource(
-                    bus: bus, loop: loop, configuration: .init(address: options.sessionBus), logger: logger)
-            case "time":
-                TimeSource(bus: bus, loop: loop, configuration: .init(address: options.systemBus), logger: logger)
-            case "display":
-                DisplaySource(bus: bus, loop: loop, logger: logger)
-            case "power-profile":
-                PowerProfileSource(bus: bus, loop: loop, configuration: .init(address: options.systemBus), logger: logger)
-            case "network":
-                NetworkSource(bus: bus, loop: loop, configuration: .init(address: options.systemBus), logger: logger)
-            case "login":
-                LoginSource(
-                    bus: bus, loop: loop, configuration: .init(address: options.systemBus, onWake: { afterWake.rereadAll() }),
-                    logger: logger)
-            default:
-                nil
+            case "power": make(PowerSupplyConfiguration())
+            case "sensors": make(SensorProxyConfiguration(address: system))
+            case "locale": make(LocaleConfiguration(address: system))
+            case "settings": make(PortalSettingsConfiguration(address: options.sessionBus))
+            case "time": make(TimeConfiguration(address: system))
+            case "display": make(DisplayConfiguration())
+            case "power-profile": make(PowerProfileConfiguration(address: system))
+            case "network": make(NetworkConfiguration(address: system))
+            case "login": make(LoginConfiguration(address: system, onWake: { afterWake.rereadAll() }))
+            default: nil
             }
         }
         afterWake.sources = sources.filter { $0.name != "login" }

@@ -1,4 +1,3 @@
-import Logging
 import NotifyBus
 
 /// The local time zone and what follows from it, published as CONTRACT.md §1's `time/zone`
@@ -57,22 +56,6 @@ public struct TimeConfiguration: Sendable {
 }
 
 extension SystemSource where Settings == TimeConfiguration {
-    /// Creates the time source (`"time"`: `time/zone`, `time/utc-offset`, `time/date`);
-    /// nothing happens until `run()`.
-    /// - Parameters:
-    ///   - bus: where to publish.
-    ///   - loop: the loop for its D-Bus connection, file watch and timer, shared with other
-    ///     sources; when `nil`, `run()` starts a loop of its own and stops it on return.
-    ///   - configuration: the bus address, the paths, the clock and timeouts.
-    ///   - logger: where to log what it skips; by default `notifybus.source.time`.
-    public convenience init(
-        bus: NotificationBus, loop: SourceLoop? = nil, configuration: TimeConfiguration = .init(), logger: Logger? = nil
-    ) {
-        self.init(
-            name: "time", keyPatterns: ["time/zone", "time/utc-offset", "time/date"], bus: bus,
-            configuration: configuration, loop: loop, logger: logger, watcher: TimeWatcher.self)
-    }
-
     /// The zone name in a `/etc/localtime` link target: what follows its last `zoneinfo`
     /// component (`../usr/share/zoneinfo/Europe/Berlin` → `Europe/Berlin`); `nil` when there is
     /// no such component, nothing follows it, or a `..` does.

@@ -7,40 +7,22 @@ import Glibc
 #endif
 
 /// The loop-side part of `TimeSource`.
-final class TimeWatcher: ConfiguredWatcher {
+final class TimeWatcher: DBusSourceWatcher<TimeConfiguration> {
     static let service: BusName = "org.freedesktop.timedate1"
-    static let path: ObjectPath = "/org/freedesktop/timedate1"
-    static let interface: InterfaceName = "org.freedesktop.timedate1"
+    override static var peers: [DBusPeer] {
+        [DBusPeer(name: service, path: "/org/freedesktop/timedate1", interface: "org.freedesktop.timedate1")]
+    }
 
-    private let bus: NotificationBus
-    private let configuration: TimeSource.Configuration
-    private unowned let context: LoopContext
-    private let report: (SourceStatus) -> Void
-    private let problem: SourceProblems
-    private let connection: DBusConnection
     /// timedated's owner and `Timezone`.
-    private let timedated: DBusProxy
+    private var timedated: DBusProxy { proxies[0] }
     private var files: FileChangeWatcher?
     private var alarm: (any WallClockAlarm)?
     private var alarmRegistration: IORegistration?
     /// What timedated said last: names the zone when the link does not.
     private var timedatedZone: String?
-    private var stopped = false
 
-    init(
-        bus: NotificationBus, configuration: TimeSource.Configuration, context: LoopContext,
-        report: @escaping (SourceStatus) -> Void, problem: SourceProblems
-    ) {
-        self.bus = bus
-        self.configuration = configuration
-        self.context = context
-        self.report = report
-        self.problem = problem
-        connection = DBusConnection(address: configuration.address, context: context, configuration: configuration.connection)
-        timedated = DBusProxy(connection: connection, destination: Self.service, path: Self.path, interface: Self.interface)
-    }
-
-    func start(in context: LoopContext) {
+    /// Running from the start: the link is the truth, with or without timedated and the bus.
+    override func start(in context: LoopContext) {
         do {
             let alarm = try configuration.clock.makeAlarm()
             self.alarm = alarm
@@ -54,30 +36,31 @@ final class TimeWatcher: ConfiguredWatcher {
             self?.refresh()
         }
         if let problem = files?.problem { self.problem("cannot watch \(configuration.localtime): \(problem)") }
-        connection.onStateChange { [weak self] state in
-            // Activates timedated when it is not running; its answer prompts a re-read.
-            if case .connected = state { self?.timedated.reloadProperties() }
-        }
+        followConnection()
         timedated.onPropertiesChange { [weak self] event in self?.propertiesEvent(event) }
         refresh()
         report(.running)
         connection.connect()
     }
 
-    func stop(in context: LoopContext, then done: @escaping () -> Void) {
-        stopped = true
+    /// Activates timedated when it is not running; its answer prompts a re-read.
+    override func connected() {
+        timedated.reloadProperties()
+    }
+
+    /// Without the bus the link is still the truth: the source stays running.
+    override func disconnected(_ error: DBusError) {}
+
+    override func release(in context: LoopContext) {
         files?.stop()
         files = nil
         if let alarmRegistration { context.deregister(alarmRegistration) }
         alarmRegistration = nil
         alarm?.close()
         alarm = nil
-        timedated.close()
-        connection.close()
-        done()
     }
 
-    func reread(then done: @escaping () -> Void) {
+    override func reread(then done: @escaping () -> Void) {
         refresh()
         done()
     }

@@ -28,6 +28,16 @@ public struct UdevSourceConfiguration<Devices>: Sendable {
     public init(rereadInterval: Duration? = .seconds(60)) {
         self.rereadInterval = rereadInterval
     }
+
+    /// The default configuration: a re-read every 60 s.
+    public init() {
+        self.init(rereadInterval: .seconds(60))
+    }
+}
+
+extension UdevSourceConfiguration: SystemSourceConfiguration where Devices: UdevSourceReading {
+    /// The source of the readings (`PowerSupplyReading.source`, `BacklightReading.source`).
+    public static var source: SystemSourceDefinition<Self> { Devices.source }
 }
 
 /// How `PowerSupplySource` behaves: its re-read interval.

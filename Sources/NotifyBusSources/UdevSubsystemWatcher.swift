@@ -41,14 +41,11 @@ final class UdevSubsystemWatcher<Reading: UdevDeviceReading>: ConfiguredWatcher 
     /// How many socket overflows were seen.
     private(set) var overflows = 0
 
-    init(
-        bus: NotificationBus, configuration: UdevSourceConfiguration<Reading>, context: LoopContext,
-        report: @escaping (SourceStatus) -> Void, problem: SourceProblems
-    ) {
+    init(bus: NotificationBus, configuration: UdevSourceConfiguration<Reading>, context: LoopContext, hooks: SourceHooks) {
         self.bus = bus
         self.configuration = configuration
-        self.report = report
-        self.problem = problem
+        report = hooks.report
+        problem = hooks.problem
     }
 
     /// Starts watching: monitor first (so nothing falls between the scan and the watch), then
