@@ -6,55 +6,36 @@ enum DBusIntrospection {
 
         """
 
-    /// The standard interfaces every exported object has.
-    private static let standard = """
-          <interface name="org.freedesktop.DBus.Peer">
-            <method name="Ping"/>
-            <method name="GetMachineId">
-              <arg name="machine_uuid" type="s" direction="out"/>
-            </method>
-          </interface>
-          <interface name="org.freedesktop.DBus.Properties">
-            <method name="Get">
-              <arg name="interface_name" type="s" direction="in"/>
-              <arg name="property_name" type="s" direction="in"/>
-              <arg name="value" type="v" direction="out"/>
-            </method>
-            <method name="GetAll">
-              <arg name="interface_name" type="s" direction="in"/>
-              <arg name="props" type="a{sv}" direction="out"/>
-            </method>
-            <method name="Set">
-              <arg name="interface_name" type="s" direction="in"/>
-              <arg name="property_name" type="s" direction="in"/>
-              <arg name="value" type="v" direction="in"/>
-            </method>
-            <signal name="PropertiesChanged">
-              <arg name="interface_name" type="s"/>
-              <arg name="changed_properties" type="a{sv}"/>
-              <arg name="invalidated_properties" type="as"/>
-            </signal>
-          </interface>
-
-        """
-
-    private static let introspectable = """
-          <interface name="org.freedesktop.DBus.Introspectable">
-            <method name="Introspect">
-              <arg name="xml_data" type="s" direction="out"/>
-            </method>
-          </interface>
-
-        """
+    /// The standard interfaces every exported object has, described as the object's own are
+    /// (libdbus answers `Peer`; the connection answers the others).
+    private static func standardInterfaces() -> [DBusInterface] {
+        let unused: (DBusMethodCall) -> Void = { _ in }
+        return [
+            DBusInterface(name: .introspectable, methods: [DBusMethod("Introspect", results: [.init("xml_data", "s")], handler: unused)]),
+            DBusInterface(name: .peer, methods: [
+                DBusMethod("Ping", handler: unused),
+                DBusMethod("GetMachineId", results: [.init("machine_uuid", "s")], handler: unused),
+            ]),
+            DBusInterface(
+                name: .properties,
+                methods: [
+                    DBusMethod("Get", arguments: [.init("interface_name", "s"), .init("property_name", "s")], results: [.init("value", "v")], handler: unused),
+                    DBusMethod("GetAll", arguments: [.init("interface_name", "s")], results: [.init("props", "a{sv}")], handler: unused),
+                    DBusMethod("Set", arguments: [.init("interface_name", "s"), .init("property_name", "s"), .init("value", "v")], handler: unused),
+                ],
+                signals: [DBusSignalMember("PropertiesChanged", arguments: [
+                    .init("interface_name", "s"), .init("changed_properties", "a{sv}"), .init("invalidated_properties", "as"),
+                ])]),
+        ]
+    }
 
     /// The document for an object with `interfaces` (`nil`: no object, only a node on the way to
     /// others) and the child nodes `children`.
     static func xml(interfaces: [DBusInterface]?, children: [String]) -> String {
-        var text = header + "<node>\n" + introspectable
-        if let interfaces {
-            text += standard
-            for interface in interfaces { text += xml(interface) }
-        }
+        var text = header + "<node>\n"
+        let standard = standardInterfaces()
+        // A node on the way to objects is introspectable; an object has them all.
+        for interface in interfaces.map({ standard + $0 }) ?? [standard[0]] { text += xml(interface) }
         for child in children { text += "  <node name=\"\(child)\"/>\n" }
         return text + "</node>\n"
     }

@@ -163,17 +163,11 @@ public final class NotificationBus: Sendable {
     /// that was ready at once, so a resume's `resumed` mark and its whole flush (or every
     /// initial value) arrive in one call. Otherwise as `subscribe(_:policy:limit:budget:initial:highWaterMark:name:at:handler:)`.
     package func subscribeInBatches(
-        _ patterns: [KeyPattern] = [.all],
-        policy: DeliveryPolicy = .latest,
-        limit: Int = NotificationBus.defaultLimit,
-        budget: HoldBudget? = nil,
-        initial: InitialDelivery = .none,
-        highWaterMark: Int = NotificationBus.defaultHighWaterMark,
-        name: String? = nil,
-        at time: Duration? = nil,
-        batchHandler: @escaping @Sendable ([SubscriptionEvent]) -> Void
+        _ patterns: [KeyPattern], policy: DeliveryPolicy, limit: Int, budget: HoldBudget?, initial: InitialDelivery,
+        name: String?, at time: Duration? = nil, batchHandler: @escaping @Sendable ([SubscriptionEvent]) -> Void
     ) -> Subscription {
-        makeSubscription(patterns, policy, limit, budget, initial, highWaterMark, name, time, handler: batchHandler)
+        makeSubscription(
+            patterns, policy, limit, budget, initial, NotificationBus.defaultHighWaterMark, name, time, handler: batchHandler)
     }
 
     private func makeSubscription(

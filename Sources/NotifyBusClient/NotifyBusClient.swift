@@ -167,13 +167,6 @@ public struct SourceState: Sendable, Hashable {
     /// Why it is not running; empty when it is.
     public var reason: String
 
-    /// A source's state.
-    public init(name: String, status: String, reason: String) {
-        self.name = name
-        self.status = status
-        self.reason = reason
-    }
-
     static func decode(_ value: DBusValue) -> [SourceState] {
         (value.arrayElements ?? []).compactMap { element in
             guard case .structure(let fields) = element, fields.count == 3, let name = fields[0].stringValue,

@@ -48,7 +48,7 @@ struct NotifyBusd: AsyncParsableCommand {
 
     func run() async throws {
         let level = logLevel
-        let logger = Logger(label: "notifybusd") { _ in StandardErrorLogHandler(logLevel: level) }
+        let logger = Logger(label: "notifybusd") { _ in StandardErrorLogHandler(program: "notifybusd", logLevel: level) }
         let daemon = NotifyBusDaemon(configuration: .init(
             sessionBus: sessionBus.map(DBusAddress.address) ?? .session,
             sources: SystemSources.Options(

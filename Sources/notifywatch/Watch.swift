@@ -133,7 +133,7 @@ struct Watch: AsyncParsableCommand {
         }
         // What the sources skip (wrong types, malformed signals), on stderr as it happens.
         let logLevel = self.logLevel
-        let logger = Logger(label: "notifywatch.sources") { _ in StandardErrorLogHandler(logLevel: logLevel) }
+        let logger = Logger(label: "notifywatch.sources") { _ in StandardErrorLogHandler(program: "notifywatch", logLevel: logLevel) }
         let sources = SourceCatalog.make(
             names, bus: bus, buses: SourceCatalog.Buses(system: systemBus, session: sessionBus), logger: logger)
 

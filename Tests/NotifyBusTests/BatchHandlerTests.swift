@@ -11,7 +11,9 @@ struct BatchHandlerTests {
     @Test func aResumeAndItsFlushArriveInOneCall() {
         let bus = NotificationBus()
         let calls = Calls()
-        let subscription = bus.subscribeInBatches(["a", "b"], at: .zero) { events in
+        let subscription = bus.subscribeInBatches(
+            ["a", "b"], policy: .latest, limit: 1024, budget: nil, initial: .none, name: nil, at: .zero
+        ) { events in
             calls.batches.withLock { $0.append(events) }
         }
         bus.publish("a", 1, at: .seconds(1))
@@ -36,7 +38,9 @@ struct BatchHandlerTests {
         let bus = NotificationBus()
         for key in ["x", "y", "z"] { bus.publish(key, .string(key), at: .zero) }
         let calls = Calls()
-        let subscription = bus.subscribeInBatches(initial: .current, at: .seconds(1)) { events in
+        let subscription = bus.subscribeInBatches(
+            [.all], policy: .latest, limit: 1024, budget: nil, initial: .current, name: nil, at: .seconds(1)
+        ) { events in
             calls.batches.withLock { $0.append(events) }
         }
         let batches = calls.batches.withLock { $0 }
