@@ -86,7 +86,6 @@ def main():
         return 69
     path = reply.unpack()[0]
     path_holder["path"] = path
-    emit({"type": "subscribed", "subscription": path, "pid": os.getpid()})
 
     def call(member):
         connection.call(BUS_NAME, path, SUBSCRIPTION_INTERFACE, member, None, None,
@@ -107,6 +106,8 @@ def main():
     GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGTERM, stop)
     GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGINT, stop)
     connection.connect("closed", lambda *_: loop.quit())
+    # Said once the signal handlers are in place, so a signal sent after it is handled.
+    emit({"type": "subscribed", "subscription": path, "pid": os.getpid()})
     loop.run()
     return 0
 

@@ -124,7 +124,8 @@ public final class NotifyBusDaemon: Service, Sendable {
                     return false
                 }
             }
-            let statuses = await sources.firstStatuses(timeout: configuration.startupTimeout)
+            let loop = link.loop
+            let statuses = await sources.firstStatuses(timeout: configuration.startupTimeout) { await loop.sleep(for: $0) }
             for (source, status) in zip(sources, statuses) { await link.setSource(source.name, status) }
             for source in sources {
                 group.addTask {

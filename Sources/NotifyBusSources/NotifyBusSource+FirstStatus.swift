@@ -1,14 +1,19 @@
 extension NotifyBusSource {
     /// The first settled status (running, unavailable or failed: the source has published its
     /// state or found it cannot), or the current one after `timeout`. Run the source first.
-    public func firstStatus(timeout: Duration) async -> SourceStatus {
+    ///
+    /// `sleep` waits out the timeout (by default `Task.sleep`; a program that must not start
+    /// libdispatch's timers passes `EventLoopThread.sleep(for:)`).
+    public func firstStatus(
+        timeout: Duration, sleep: @escaping @Sendable (Duration) async -> Void = { try? await Task.sleep(for: $0) }
+    ) async -> SourceStatus {
         await withTaskGroup(of: SourceStatus?.self) { group in
             group.addTask {
                 for await status in self.statusUpdates() where status.isSettled { return status }
                 return nil
             }
             group.addTask {
-                try? await Task.sleep(for: timeout)
+                await sleep(timeout)
                 return nil
             }
             let first = await group.next() ?? nil
@@ -19,12 +24,14 @@ extension NotifyBusSource {
 }
 
 extension [any NotifyBusSource] {
-    /// Each source's first settled status, waited for side by side (see `firstStatus(timeout:)`),
-    /// in the order of the sources.
-    public func firstStatuses(timeout: Duration) async -> [SourceStatus] {
+    /// Each source's first settled status, waited for side by side (see
+    /// `firstStatus(timeout:sleep:)`), in the order of the sources.
+    public func firstStatuses(
+        timeout: Duration, sleep: @escaping @Sendable (Duration) async -> Void = { try? await Task.sleep(for: $0) }
+    ) async -> [SourceStatus] {
         await withTaskGroup(of: (Int, SourceStatus).self) { group in
             for (index, source) in enumerated() {
-                group.addTask { (index, await source.firstStatus(timeout: timeout)) }
+                group.addTask { (index, await source.firstStatus(timeout: timeout, sleep: sleep)) }
             }
             var statuses = map(\.status)
             for await (index, status) in group { statuses[index] = status }

@@ -4,12 +4,24 @@ import Glibc
 import ArgumentParser
 import DBus
 import Logging
+import NIOCore
+import NIOPosix
 import NotifyBusDaemon
 import NotifyBusSources
 import ServiceLifecycle
 import UnixSignals
 
+/// The entry point: Swift concurrency's global executor becomes SwiftNIO's event loops before
+/// anything runs, so an idle daemon wakes for nothing (the default executor on Linux re-arms a
+/// one-second libdispatch timer for as long as the program runs).
 @main
+enum Main {
+    static func main() async {
+        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        await NotifyBusd.main()
+    }
+}
+
 struct NotifyBusd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notifybusd",
