@@ -86,6 +86,8 @@ let package = Package(
             dependencies: [
                 "NotifyBus", "NotifyBusLog", "NotifyBusSources", "NotifyBusClient", "DBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

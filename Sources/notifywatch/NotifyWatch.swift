@@ -1,6 +1,18 @@
 import ArgumentParser
+import NIOCore
+import NIOPosix
 
+/// The entry point: Swift concurrency's global executor becomes SwiftNIO's event loops before
+/// anything runs, so an idle watcher wakes for nothing (the default executor on Linux re-arms a
+/// one-second libdispatch timer for as long as the program runs).
 @main
+enum Main {
+    static func main() async {
+        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        await NotifyWatch.main()
+    }
+}
+
 struct NotifyWatch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notifywatch",

@@ -146,7 +146,7 @@ struct Watch: AsyncParsableCommand {
                 }
             }
             // Each source's first status, then the current values, then live notifications.
-            let statuses = await sources.firstStatuses(timeout: .seconds(5))
+            let statuses = await sources.firstStatuses(timeout: .seconds(5)) { await loop.sleep(for: $0) }
             for (source, status) in zip(sources, statuses) {
                 output.source(source.name, status, at: bus.clock.now())
             }
