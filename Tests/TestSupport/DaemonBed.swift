@@ -27,6 +27,11 @@ public final class DaemonBed: Sendable {
         network = try await MockService(bus: system, template: "networkmanager", name: "org.freedesktop.NetworkManager")
         control = try DBusClient(address: system.dbusAddress)
         try await control.waitUntilConnected()
+        // The template has `Connectivity` only; `Metered` (2: no) makes a second key.
+        _ = try await control.call(
+            destination: "org.freedesktop.NetworkManager", path: "/org/freedesktop/NetworkManager",
+            interface: "org.freedesktop.DBus.Mock", member: "AddProperty",
+            arguments: [.string("org.freedesktop.NetworkManager"), .string("Metered"), .variant(.uint32(2))])
         log = "\(session.directory)/notifybusd.log"
         daemon = try Spawned(
             Paths.executable("notifybusd"),
@@ -40,6 +45,14 @@ public final class DaemonBed: Sendable {
         _ = try await control.call(
             destination: "org.freedesktop.NetworkManager", path: "/org/freedesktop", interface: "org.freedesktop.DBus.Mock",
             member: "SetConnectivity", arguments: [.uint32(state)])
+    }
+
+    /// Sets NetworkManager's `Metered` (1 yes, 2 no, …) with a `PropertiesChanged`.
+    public func setMetered(_ state: UInt32) async throws {
+        _ = try await control.call(
+            destination: "org.freedesktop.NetworkManager", path: "/org/freedesktop/NetworkManager",
+            interface: "org.freedesktop.DBus.Mock", member: "UpdateProperties",
+            arguments: [.string("org.freedesktop.NetworkManager"), .vardict([("Metered", .uint32(state))])])
     }
 
     /// The Python example client subscribed with `arguments`, started inside the cgroup `group`
