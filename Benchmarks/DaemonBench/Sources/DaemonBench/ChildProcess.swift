@@ -68,23 +68,23 @@ final class ChildProcess {
         _ = bytes.withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
     }
 
-    /// The next line of its standard output, waiting at most `timeoutMilliseconds`; `nil` at
-    /// the end of its output or on timeout. `meanwhile` runs about every 10 ms while it waits.
+    /// The next line of its standard output, waiting at most about `timeoutMilliseconds`; `nil`
+    /// at the end of its output or on timeout. `meanwhile` runs about every 10 ms while it waits.
+    /// The wait is counted in idle polls of 10 ms, not read from a clock.
     func readLine(timeoutMilliseconds: Int = 20_000, meanwhile: () -> Void = {}) -> String? {
-        let deadline = monotonicNanoseconds() + Int64(timeoutMilliseconds) * 1_000_000
+        var waited = 0
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: buffer[..<newline], as: UTF8.self)
                 buffer.removeSubrange(...newline)
                 return line
             }
-            let remaining = (deadline - monotonicNanoseconds()) / 1_000_000
-            if remaining <= 0 { return nil }
+            if waited >= timeoutMilliseconds { return nil }
             var descriptor = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Int32(min(remaining, 10)))
-            if ready > 0 {
+            if poll(&descriptor, 1, 10) > 0 {
                 guard fill() else { return nil }
             } else {
+                waited += 10
                 meanwhile()
             }
         }

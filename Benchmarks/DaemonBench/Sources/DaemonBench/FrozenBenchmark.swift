@@ -43,15 +43,10 @@ struct FrozenBenchmark {
             root.remove()
         }
         var children: [ChildProcess] = []
-        for (kind, group) in zip(["raw", "daemon"], groups) {
-            let child = try ChildProcess(
-                [executable, "subscriber", "--address", testbed.address, "--kind", kind, "--report", "done",
-                 "--namespace", "bench", "--keys", "\(keys)", "--cgroup", group.directory],
-                standardError: "\(testbed.directory)/\(kind)-subscriber.log")
-            guard child.readLine(meanwhile: testbed.portal.serve) == "ready" else {
-                throw BenchError("the \(kind) subscriber did not start: \(readText("\(testbed.directory)/\(kind)-subscriber.log") ?? "")")
-            }
-            children.append(child)
+        for (kind, group) in zip([Subscriber.Kind.raw, .daemon], groups) {
+            children.append(try testbed.subscriber(
+                executable, kind: kind, name: "\(kind.rawValue)-subscriber",
+                ["--report", "done", "--namespace", "bench", "--keys", "\(keys)", "--cgroup", group.directory]))
         }
         var samples = [Sample(), Sample()]
         var emitting: [Int64] = []

@@ -53,6 +53,10 @@ final class Testbed {
         throw BenchError("notifybusd did not own \(Self.busName) within 20 s: \(readText("\(directory)/notifybusd.log") ?? "")")
     }
 
+    /// The process IDs of the bus (`dbus-daemon`) and of `notifybusd`.
+    var busDaemonPID: pid_t { busDaemon.pid }
+    var notifybusdPID: pid_t { notifybusd?.pid ?? 0 }
+
     /// `Snapshot(patterns)` of the daemon: key → JSON text.
     func snapshot(_ patterns: [String]) throws(BenchError) -> [String: String] {
         let reply = try portal.connection.call(
@@ -86,5 +90,21 @@ final class Testbed {
         busDaemon.terminate()
         for file in ["bus", "bus.conf", "dbus-daemon.log", "notifybusd.log"] { unlink("\(directory)/\(file)") }
         rmdir(directory)
+    }
+}
+
+extension Testbed {
+    /// Starts `executable subscriber --address … --kind kind` with `options`, and waits until it
+    /// is ready (serving the portal meanwhile); its standard error goes to `<name>.log` here.
+    func subscriber(
+        _ executable: String, kind: Subscriber.Kind, name: String, _ options: [String]
+    ) throws(BenchError) -> ChildProcess {
+        let log = "\(directory)/\(name).log"
+        let child = try ChildProcess(
+            [executable, "subscriber", "--address", address, "--kind", kind.rawValue] + options, standardError: log)
+        guard child.readLine(timeoutMilliseconds: 60_000, meanwhile: portal.serve) == "ready" else {
+            throw BenchError("subscriber \(name) did not start: \(readText(log) ?? "")")
+        }
+        return child
     }
 }

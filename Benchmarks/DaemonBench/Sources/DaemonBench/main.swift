@@ -23,6 +23,8 @@ do {
     switch words[1] {
     case "subscriber": try Subscriber(arguments: arguments).run()
     case "frozen": try FrozenBenchmark(arguments: arguments, executable: ownExecutable()).run()
+    case "latency": try LatencyBenchmark(arguments: arguments, executable: ownExecutable()).run()
+    case "fanout": try FanOutBenchmark(arguments: arguments, executable: ownExecutable()).run()
     default: throw BenchError(usage)
     }
 } catch {
