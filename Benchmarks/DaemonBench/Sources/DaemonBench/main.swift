@@ -25,6 +25,7 @@ do {
     case "frozen": try FrozenBenchmark(arguments: arguments, executable: ownExecutable()).run()
     case "latency": try LatencyBenchmark(arguments: arguments, executable: ownExecutable()).run()
     case "fanout": try FanOutBenchmark(arguments: arguments, executable: ownExecutable()).run()
+    case "idle": try IdleBenchmark(arguments: arguments, executable: ownExecutable()).run()
     default: throw BenchError(usage)
     }
 } catch {
