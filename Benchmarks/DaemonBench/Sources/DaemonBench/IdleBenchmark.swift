@@ -109,19 +109,26 @@ struct IdleBenchmark {
         testbed.portal.flush()
         try testbed.waitUntilDaemonHas(namespace: "mem", Dictionary(uniqueKeysWithValues: keys.map { ($0, Int64(2)) }))
         let holding = sample()
+        for round in Int64(3)...12 {
+            for key in keys { testbed.portal.change(namespace: "mem", key: key, value: round) }
+        }
+        testbed.portal.flush()
+        try testbed.waitUntilDaemonHas(namespace: "mem", Dictionary(uniqueKeysWithValues: keys.map { ($0, Int64(12)) }))
+        let more = sample()
         holder.terminate()
         let released = sample()
 
         let count = Double(memorySubscriptions)
         func perSubscription(_ kib: Int64) -> String { Stats.decimal(Double(kib) * 1024 / count, places: 0) + " B" }
         print("")
-        print("Memory of suspended subscriptions: \(memorySubscriptions) subscriptions (\(memorySubscriptions / 50) connections × 50) to `settings/mem/**`, suspended, then 100 keys changed once")
+        print("Memory of suspended subscriptions: \(memorySubscriptions) subscriptions (\(memorySubscriptions / 50) connections × 50) to `settings/mem/**`, suspended, then 100 keys changed once, then 10 more times")
         print("")
         print("| notifybusd | RssAnon (KiB) | VmRSS (KiB) | per subscription, from RssAnon |")
         print("|---|---:|---:|---:|")
         print("| the store holding 100 keys, no subscriptions | \(empty.anon) | \(empty.rss) | |")
         print("| + \(memorySubscriptions) suspended subscriptions | \(suspended.anon) | \(suspended.rss) | \(perSubscription(suspended.anon - empty.anon)) |")
         print("| + each holding 100 keys | \(holding.anon) | \(holding.rss) | \(perSubscription(holding.anon - suspended.anon)) more, \(perSubscription(holding.anon - empty.anon)) in all |")
+        print("| after 1,000 more changes of the same 100 keys | \(more.anon) | \(more.rss) | \(perSubscription(more.anon - holding.anon)) more |")
         print("| after their connection closed | \(released.anon) | \(released.rss) | |")
     }
 }
