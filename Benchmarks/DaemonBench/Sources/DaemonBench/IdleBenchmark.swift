@@ -4,7 +4,7 @@ import Glibc
 
 /// `DaemonBench idle`: notifybusd serving `subscriptions` subscriptions (one per connection, from
 /// one subscriber process) while nothing changes, side by side with `udevadm monitor` and, when
-/// given, a minimal Swift program, all started together and measured over the same `seconds`
+/// given, minimal Swift programs, all started together and measured over the same `seconds`
 /// (after `settle` seconds):
 /// voluntary context switches of every thread (from `/proc/PID/task/*/status`, the difference
 /// between the window's start and end) and resident memory. Then the memory of suspended
@@ -17,6 +17,7 @@ struct IdleBenchmark {
     let subscriptions: Int
     let udevadm: String
     let baseline: String?
+    let ownExecutor: String?
     let memorySubscriptions: Int
     let settle: Int
 
@@ -27,6 +28,7 @@ struct IdleBenchmark {
         subscriptions = arguments.integer("subscriptions", default: 10)
         udevadm = arguments.string("udevadm", default: "/usr/bin/udevadm")
         baseline = arguments.optional("baseline")
+        ownExecutor = arguments.optional("own-executor")
         settle = arguments.integer("settle", default: 10)
         memorySubscriptions = max(50, arguments.integer("memory-subscriptions", default: 200) / 50 * 50)
     }
@@ -43,6 +45,10 @@ struct IdleBenchmark {
         if let baseline {
             measured.append(("minimal Swift program (scripts/idle/Baseline.swift)", try ChildProcess(
                 [baseline], standardError: "\(testbed.directory)/baseline.log")))
+        }
+        if let ownExecutor {
+            measured.append(("the same, its tasks on an executor of its own (scripts/idle/OwnExecutor.swift)", try ChildProcess(
+                [ownExecutor], standardError: "\(testbed.directory)/own-executor.log")))
         }
         sleep(UInt32(settle))  // start-up is over and libdispatch's idle workers have exited
         let before = measured.map { ProcessStats.threads(of: $0.process.pid) }
