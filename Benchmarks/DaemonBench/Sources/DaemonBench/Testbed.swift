@@ -83,12 +83,20 @@ final class Testbed {
         throw BenchError("the daemon did not reach the values sent to settings/\(namespace) within 30 s")
     }
 
-    /// Stops the daemon (SIGTERM) and the bus, and removes the directory.
+    /// Stops the daemon (SIGTERM) and the bus, and removes the directory with the logs in it.
     func stop() {
         notifybusd?.terminate()
         notifybusd = nil
         busDaemon.terminate()
-        for file in ["bus", "bus.conf", "dbus-daemon.log", "notifybusd.log"] { unlink("\(directory)/\(file)") }
+        if let entries = opendir(directory) {
+            var names: [String] = []
+            while let entry = readdir(entries) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                if name != ".", name != ".." { names.append(name) }
+            }
+            closedir(entries)
+            for name in names { unlink("\(directory)/\(name)") }
+        }
         rmdir(directory)
     }
 }
