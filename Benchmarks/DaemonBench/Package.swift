@@ -1,0 +1,17 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// notifybusd measured side by side with its anchors in one run: a frozen subscriber's catch-up
+// (through the daemon vs a raw D-Bus subscriber), live latency, fan-out to 100 connections, and
+// the daemon's idle cost and memory. Every client, on both sides, is the same few lines of raw
+// libdbus, so the differences are the daemon's. A package of its own (like Benchmarks/), so
+// neither the root `swift test` nor the ordo-one suites build it. Run it through
+// Benchmarks/daemon-bench.sh and scripts/measure-idle-daemon.
+let package = Package(
+    name: "DaemonBench",
+    targets: [
+        .systemLibrary(name: "CDBusRaw", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        .executableTarget(name: "DaemonBench", dependencies: ["CDBusRaw"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

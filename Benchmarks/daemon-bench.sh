@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# notifybusd side by side with its anchors, each in one run (Benchmarks/DaemonBench):
+#   frozen   a subscriber frozen by the cgroup v2 freezer while 10 keys change 1,000 times:
+#            through notifybusd vs a raw D-Bus match rule on the same signals (messages after the
+#            thaw, time until it holds every current value)
+#   latency  a portal signal → a subscriber through notifybusd vs a raw libdbus subscriber (p50, p99)
+#   fanout   one change → the last of 100 connections: notifybusd's unicast Events vs dbus-daemon
+#            broadcasting one signal to 100 match rules
+# The idle cost and memory are scripts/measure-idle-daemon's.
+#
+#   Benchmarks/daemon-bench.sh                       # all three; Markdown on stdout, progress on stderr
+#   Benchmarks/daemon-bench.sh latency --signals 4000 # one of them, with its options (DaemonBench's files)
+#
+# Each run starts a private dbus-daemon, serves the XDG portal's Settings interface itself (so
+# every signal's send time is its own clock) and runs `notifybusd --source settings` on that bus.
+# `frozen` needs root and a cgroup2 mount (it makes a group under the first one in
+# /proc/self/mountinfo). Needs dbus-daemon and libdbus-1-dev (scripts/bootstrap installs them).
+# About 2 minutes after the first build.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+
+echo "daemon-bench.sh: building notifybusd and DaemonBench (release)" >&2
+swift build -c release --product notifybusd >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+swift build -c release --package-path Benchmarks/DaemonBench >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+notifybusd="$(swift build -c release --show-bin-path)/notifybusd"
+bench="$(swift build -c release --package-path Benchmarks/DaemonBench --show-bin-path)/DaemonBench"
+
+run() {  # benchmark, options...
+    local name="$1"; shift
+    echo "daemon-bench.sh: $name" >&2
+    "$bench" "$name" --notifybusd "$notifybusd" "$@"
+    echo
+}
+
+if [ $# -gt 0 ]; then
+    run "$@"
+else
+    if [ "$(id -u)" -eq 0 ] && grep -q " - cgroup2 " /proc/self/mountinfo; then
+        run frozen
+    else
+        echo "(frozen: not measured: it needs root and a cgroup2 mount)"
+        echo
+    fi
+    run latency
+    run fanout
+fi
+printf '%s; %s vCPUs (%s); dbus-daemon %s; load average %s; produced by `Benchmarks/daemon-bench.sh`.\n' \
+    "$(swift --version 2>/dev/null | head -1 | sed 's/ (.*//')" "$(nproc)" \
+    "$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo unknown CPU)" \
+    "$(dbus-daemon --version 2>/dev/null | head -1 | awk '{ print $NF }')" "$(cut -d' ' -f1-3 /proc/loadavg)"
