@@ -109,7 +109,9 @@ let package = Package(
 
         // Tests. Debian packages they need: scripts/system-packages.txt.
         // Child processes, private buses, umockdev test beds and the real daemons, for every test target.
-        .target(name: "TestSupport", dependencies: ["NotifyBus", "DBus"], path: "Tests/TestSupport", exclude: ["Fixtures"]),
+        .target(
+            name: "TestSupport", dependencies: ["NotifyBus", "DBus", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport", exclude: ["Fixtures"]),
         // Runs the power or display source in a child process under umockdev's LD_PRELOAD.
         .executableTarget(
             name: "PowerSupplyProbe",

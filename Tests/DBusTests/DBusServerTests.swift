@@ -65,17 +65,22 @@ private final class Server: Sendable {
         return try await loop.submit { context in body(context[local: key]!) }
     }
 
-    func requestName() async throws -> DBusConnection.NameRequestResult {
+    /// Runs `body` with the connection on its loop and awaits what it hands `done`.
+    func await<R: Sendable>(
+        _ body: @escaping @Sendable (DBusConnection, @escaping @Sendable (Result<R, DBusError>) -> Void) -> Void
+    ) async throws -> R {
         let key = self.key
         return try await withCheckedThrowingContinuation { continuation in
             do {
-                try loop.execute { context in
-                    context[local: key]!.requestName(serviceName) { continuation.resume(with: $0) }
-                }
+                try loop.execute { context in body(context[local: key]!) { continuation.resume(with: $0) } }
             } catch {
                 continuation.resume(throwing: error)
             }
         }
+    }
+
+    func requestName() async throws -> DBusConnection.NameRequestResult {
+        try await self.await { connection, done in connection.requestName(serviceName, reply: done) }
     }
 
     func close() async {
@@ -196,16 +201,7 @@ struct DBusServerTests {
 
         let client = try DBusClient(address: bus.dbusAddress)
         let clientName = try await client.waitUntilConnected()
-        let key = server.key
-        let pid: UInt32 = try await withCheckedThrowingContinuation { continuation in
-            do {
-                try server.loop.execute { context in
-                    context[local: key]!.processID(of: clientName) { continuation.resume(with: $0) }
-                }
-            } catch {
-                continuation.resume(throwing: error)
-            }
-        }
+        let pid: UInt32 = try await server.await { connection, done in connection.processID(of: clientName, reply: done) }
         #expect(pid == UInt32(getpid()))
         await client.close()
         await second.close()
