@@ -26,7 +26,8 @@ public final class NotifyBusDaemon: Service, Sendable {
     public struct Configuration: Sendable {
         /// The session bus it serves on.
         public var sessionBus: DBusAddress
-        /// Which sources it runs and where they connect.
+        /// Which sources it runs and where they connect (they run on the daemon's loop, whatever
+        /// `loop` says).
         public var sources: SystemSources.Options
         /// The most entries held for all connections' suspended subscriptions together.
         public var maximumHeld: Int
@@ -111,7 +112,11 @@ public final class NotifyBusDaemon: Service, Sendable {
         }
         if try await link.nameHasOwner(BusInterface.busName) { throw Failure.nameTaken }
 
-        let sources = SystemSources.all(bus: bus, options: configuration.sources)
+        // The sources on the daemon's own loop: a published event reaches the subscriptions'
+        // batch handlers, and their `Events` signals leave, on one thread.
+        var options = configuration.sources
+        options.loop = SourceLoop(thread: link.loop)
+        let sources = SystemSources.all(bus: bus, options: options)
         // Each child says whether its end should end the daemon: a source returning does not.
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for source in sources {

@@ -34,17 +34,22 @@ public enum SystemSources {
         /// The logger every source logs to (each adds its name as the metadata `source`); `nil`
         /// gives each a logger labelled `notifybus.source.<name>`.
         public var logger: Logger?
+        /// The loop the sources share; `nil`: one of their own, started with the first of them and
+        /// stopped with the last (`SourceLoop.onDemand`). A program whose own work lives on an
+        /// event loop gives that loop, so a published event reaches it without a thread hop.
+        public var loop: SourceLoop?
 
         /// Creates the options.
         public init(
             systemBus: SourceBusAddress = .system, sessionBus: SourceBusAddress = .session,
-            only: [String] = [], except: [String] = [], logger: Logger? = nil
+            only: [String] = [], except: [String] = [], logger: Logger? = nil, loop: SourceLoop? = nil
         ) {
             self.systemBus = systemBus
             self.sessionBus = sessionBus
             self.only = only
             self.except = except
             self.logger = logger
+            self.loop = loop
         }
 
         /// Whether the source named `name` is chosen.
@@ -58,7 +63,7 @@ public enum SystemSources {
     /// no source's are ignored. After a wake (the `login` source's `PrepareForSleep(false)`),
     /// every other source re-reads, as after `fg`.
     public static func all(bus: NotificationBus, options: Options = Options()) -> [any NotifyBusSource] {
-        let loop = SourceLoop.onDemand(name: "notifybus-sources")
+        let loop = options.loop ?? SourceLoop.onDemand(name: "notifybus-sources")
         let afterWake = WakeRereads()
         func make(_ configuration: some SystemSourceConfiguration) -> any NotifyBusSource {
             SystemSource(bus: bus, loop: loop, configuration: configuration, logger: options.logger)
