@@ -44,8 +44,9 @@ struct Materializer {
             case .flush(let time, _, let ordered):
                 let mark = out.count
                 out.append(.resumed(time: time, flushed: 0))
+                if !ordered { Self.sortByEvent(&entries) }
                 var flushed = 0
-                for i in Self.eventOrder(entries, ordered: ordered)
+                for i in entries.indices
                 where deliver(&entries, i, coalesced: entries[i].count, time: time, kind: .flushed, into: &out) {
                     flushed += 1
                 }
@@ -62,7 +63,8 @@ struct Materializer {
             case .initial(let time, _):
                 for i in entries.indices { deliver(&entries, i, coalesced: 0, time: time, kind: .initial, into: &out) }
             case .collapsed(_, let ordered):
-                for i in Self.eventOrder(entries, ordered: ordered) {
+                if !ordered { Self.sortByEvent(&entries) }
+                for i in entries.indices {
                     deliver(&entries, i, coalesced: entries[i].count, time: entries[i].last, kind: .collapsed, into: &out)
                 }
             }
@@ -70,20 +72,15 @@ struct Materializer {
         return out
     }
 
-    /// The indices of `entries` in event order (by `seq`).
+    /// Puts `entries` in event order (by `seq`), in place.
     ///
-    /// Indices rather than a sorted copy of the entries: copying an entry retains its key and
-    /// value, and they are often in order already (each key published once), which costs one pass.
-    private static func eventOrder(_ entries: [HeldEntry], ordered: Bool) -> [Int] {
-        var order = Array(entries.indices)
-        if ordered { return order }
-        var sorted = true
+    /// They are often in order already (each key published once), which costs one pass. Sorting
+    /// in place moves the entries without copying them (a copy retains a key and a value).
+    private static func sortByEvent(_ entries: inout [HeldEntry]) {
         for i in entries.indices.dropFirst() where entries[i - 1].seq > entries[i].seq {
-            sorted = false
-            break
+            entries.sort { $0.seq < $1.seq }
+            return
         }
-        if !sorted { order.sort { entries[$0].seq < entries[$1].seq } }
-        return order
     }
 
     /// Appends a notification for `entries[i]` unless `changed` filters it; returns whether it did.
