@@ -88,7 +88,7 @@ struct Materializer {
     /// It takes the collection and an index rather than the entry, and reads the entry's fields
     /// only where they are stored, after every change to `self`: given the entry itself, the
     /// compiler copies all of it first (a retain and a release of its key and value per entry).
-    /// The key moves out of the entry into the notification; the entry is not read again.
+    /// The key and the value move out of the entry into the notification; the entry is not read again.
     @discardableResult
     private mutating func deliver<Entries: MutableCollection & RandomAccessCollection<HeldEntry>>(
         _ entries: inout Entries, _ i: Entries.Index, coalesced: Int, time: Duration, kind: BusNotification.Kind,
@@ -100,17 +100,21 @@ struct Materializer {
         }
         let slot = Int(slotOfKey[index])
         // Not `nil`: JSONValue is ExpressibleByNilLiteral, and a bare `nil` here would be JSON null.
-        let previous: JSONValue? = slot >= 0 ? .some(lastReceived[slot]) : .none
-        if policy == .changed, let previous, previous == entries[i].value { return false }
-        out.append(.notification(BusNotification(
-            key: entries[i].takeKey(), value: entries[i].value, previous: previous, coalesced: coalesced,
-            firstEventTime: entries[i].first, lastEventTime: entries[i].last, time: time, kind: kind)))
+        let previous: JSONValue?
         if slot >= 0 {
-            lastReceived[slot] = entries[i].value
+            if policy == .changed, lastReceived[slot] == entries[i].value { return false }
+            // The table keeps a copy of the new value; the old one moves out into `previous`.
+            var last = entries[i].value
+            swap(&last, &lastReceived[slot])
+            previous = .some(last)
         } else {
             slotOfKey[index] = Int32(lastReceived.count)
             lastReceived.append(entries[i].value)
+            previous = .none
         }
+        out.append(.notification(BusNotification(
+            key: entries[i].takeKey(), value: entries[i].takeValue(), previous: previous, coalesced: coalesced,
+            firstEventTime: entries[i].first, lastEventTime: entries[i].last, time: time, kind: kind)))
         return true
     }
 }
