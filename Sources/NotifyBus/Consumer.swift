@@ -22,9 +22,10 @@ final class Consumer: Sendable {
 struct Materializer {
     let policy: DeliveryPolicy
     /// The value last received per key: `lastReceived[slotOfKey[keyID]]`, a slot table indexed by
-    /// key ID as in `Hold` (-1: none yet), so a lookup is two array accesses and no hashing.
+    /// key ID as in `Hold` (-1: no slot yet), so a lookup is two array accesses and no hashing.
+    /// A slot holds `nil` only while its key's first notification is being made.
     private var slotOfKey: [Int32] = []
-    private var lastReceived: [JSONValue] = []
+    private var lastReceived: [JSONValue?] = []
 
     init(policy: DeliveryPolicy) { self.policy = policy }
 
@@ -32,41 +33,33 @@ struct Materializer {
         var out: [SubscriptionEvent] = []
         out.reserveCapacity(items.reduce(0) { $0 + $1.eventCapacity })
         for k in items.indices {
-            // The entries leave the item first, so this is their only owner and their keys move
-            // into the notifications.
+            // The entries leave the item first, so this is their only owner and their keys and
+            // values move into the notifications.
             var entries = items[k].takeEntries()
             switch items[k] {
-            case .event(let e):
-                var one = CollectionOfOne(e)
-                deliver(&one, 0, coalesced: 1, time: e.last, kind: .live, into: &out)
+            case .event(var e):
+                withUnsafeMutablePointer(to: &e) { e in
+                    _ = deliver(UnsafeMutableBufferPointer(start: e, count: 1), counted: true, at: nil, kind: .live, into: &out)
+                }
             case .suspended(let time):
                 out.append(.suspended(time: time))
             case .flush(let time, _, let ordered):
                 let mark = out.count
                 out.append(.resumed(time: time, flushed: 0))
                 if !ordered { Self.sortByEvent(&entries) }
-                var flushed = 0
-                for i in entries.indices
-                where deliver(&entries, i, coalesced: entries[i].count, time: time, kind: .flushed, into: &out) {
-                    flushed += 1
-                }
+                let flushed = deliver(&entries, counted: true, at: time, kind: .flushed, into: &out)
                 out[mark] = .resumed(time: time, flushed: flushed)
             case .resync(let time, _, let afterResume):
                 let mark = out.count
                 if afterResume { out.append(.resumed(time: time, flushed: 0)) }
                 out.append(.resync(time: time, reason: .limit))
-                var flushed = 0
-                for i in entries.indices where deliver(&entries, i, coalesced: 0, time: time, kind: .resync, into: &out) {
-                    flushed += 1
-                }
+                let flushed = deliver(&entries, counted: false, at: time, kind: .resync, into: &out)
                 if afterResume { out[mark] = .resumed(time: time, flushed: flushed) }
             case .initial(let time, _):
-                for i in entries.indices { deliver(&entries, i, coalesced: 0, time: time, kind: .initial, into: &out) }
+                deliver(&entries, counted: false, at: time, kind: .initial, into: &out)
             case .collapsed(_, let ordered):
                 if !ordered { Self.sortByEvent(&entries) }
-                for i in entries.indices {
-                    deliver(&entries, i, coalesced: entries[i].count, time: entries[i].last, kind: .collapsed, into: &out)
-                }
+                deliver(&entries, counted: true, at: nil, kind: .collapsed, into: &out)
             }
         }
         return out
@@ -83,39 +76,58 @@ struct Materializer {
         }
     }
 
-    /// Appends a notification for `entries[i]` unless `changed` filters it; returns whether it did.
-    ///
-    /// It takes the collection and an index rather than the entry, and reads the entry's fields
-    /// only where they are stored, after every change to `self`: given the entry itself, the
-    /// compiler copies all of it first (a retain and a release of its key and value per entry).
-    /// The key and the value move out of the entry into the notification; the entry is not read again.
     @discardableResult
-    private mutating func deliver<Entries: MutableCollection & RandomAccessCollection<HeldEntry>>(
-        _ entries: inout Entries, _ i: Entries.Index, coalesced: Int, time: Duration, kind: BusNotification.Kind,
+    private mutating func deliver(
+        _ entries: inout [HeldEntry], counted: Bool, at time: Duration?, kind: BusNotification.Kind,
         into out: inout [SubscriptionEvent]
-    ) -> Bool {
-        let index = Int(entries[i].keyID)
-        if index >= slotOfKey.count {
-            slotOfKey.append(contentsOf: repeatElement(-1, count: index + 1 - slotOfKey.count))
+    ) -> Int {
+        entries.withUnsafeMutableBufferPointer { deliver($0, counted: counted, at: time, kind: kind, into: &out) }
+    }
+
+    /// Appends a notification for each entry, in order, unless `changed` filters it; returns how
+    /// many it appended.
+    ///
+    /// - Parameters:
+    ///   - counted: whether a notification stands for its entry's `count` events (else for none).
+    ///   - time: the notifications' time; `nil`: each entry's latest event's.
+    ///
+    /// Each key's slot is made first, so the loop that makes the notifications works on the
+    /// tables in place, without growing them or checking that they are uniquely referenced.
+    /// The keys and values move out of the entries into the notifications: an entry is not read
+    /// again. The value is copied once, into the last-received table, whose old value moves into
+    /// `previous`.
+    private mutating func deliver(
+        _ entries: UnsafeMutableBufferPointer<HeldEntry>, counted: Bool, at time: Duration?,
+        kind: BusNotification.Kind, into out: inout [SubscriptionEvent]
+    ) -> Int {
+        for i in entries.indices {
+            let index = Int(entries[i].keyID)
+            if index >= slotOfKey.count {
+                slotOfKey.append(contentsOf: repeatElement(-1, count: index + 1 - slotOfKey.count))
+            }
+            if slotOfKey[index] < 0 {
+                slotOfKey[index] = Int32(lastReceived.count)
+                lastReceived.append(.none)
+            }
         }
-        let slot = Int(slotOfKey[index])
-        // Not `nil`: JSONValue is ExpressibleByNilLiteral, and a bare `nil` here would be JSON null.
-        let previous: JSONValue?
-        if slot >= 0 {
-            if policy == .changed, lastReceived[slot] == entries[i].value { return false }
-            // The table keeps a copy of the new value; the old one moves out into `previous`.
-            var last = entries[i].value
-            swap(&last, &lastReceived[slot])
-            previous = .some(last)
-        } else {
-            slotOfKey[index] = Int32(lastReceived.count)
-            lastReceived.append(entries[i].value)
-            previous = .none
+        let changedOnly = policy == .changed
+        var delivered = 0
+        slotOfKey.withUnsafeBufferPointer { slotOfKey in
+            lastReceived.withUnsafeMutableBufferPointer { lastReceived in
+                for i in entries.indices {
+                    let last = lastReceived.baseAddress! + Int(slotOfKey[Int(entries[i].keyID)])
+                    if changedOnly, let previous = last.pointee, previous == entries[i].value { continue }
+                    let previous = last.move()
+                    last.initialize(to: entries[i].value)
+                    out.append(.notification(BusNotification(
+                        key: entries[i].takeKey(), value: entries[i].takeValue(), previous: previous,
+                        coalesced: counted ? entries[i].count : 0, firstEventTime: entries[i].first,
+                        lastEventTime: entries[i].last, time: time ?? entries[i].last, kind: kind)))
+                    delivered += 1
+                }
+            }
         }
-        out.append(.notification(BusNotification(
-            key: entries[i].takeKey(), value: entries[i].takeValue(), previous: previous, coalesced: coalesced,
-            firstEventTime: entries[i].first, lastEventTime: entries[i].last, time: time, kind: kind)))
-        return true
+        return delivered
     }
 }
 
