@@ -93,9 +93,9 @@ struct Materializer {
     ///
     /// Each key's slot is made first, so the loop that makes the notifications works on the
     /// tables in place, without growing them or checking that they are uniquely referenced.
-    /// The keys and values move out of the entries into the notifications: an entry is not read
-    /// again. The value is copied once, into the last-received table, whose old value moves into
-    /// `previous`.
+    /// The keys move out of the entries into the notifications, the values into the last-received
+    /// table (whose old values move into `previous`): an entry is not read again, and a value is
+    /// copied once, into its notification.
     private mutating func deliver(
         _ entries: UnsafeMutableBufferPointer<HeldEntry>, counted: Bool, at time: Duration?,
         kind: BusNotification.Kind, into out: inout [SubscriptionEvent]
@@ -117,12 +117,11 @@ struct Materializer {
                 for i in entries.indices {
                     let last = lastReceived.baseAddress! + Int(slotOfKey[Int(entries[i].keyID)])
                     if changedOnly, let previous = last.pointee, previous == entries[i].value { continue }
-                    let previous = last.move()
-                    last.initialize(to: entries[i].value)
                     out.append(.notification(BusNotification(
-                        key: entries[i].takeKey(), value: entries[i].takeValue(), previous: previous,
+                        key: entries[i].takeKey(), value: entries[i].value, previous: last.move(),
                         coalesced: counted ? entries[i].count : 0, firstEventTime: entries[i].first,
                         lastEventTime: entries[i].last, time: time ?? entries[i].last, kind: kind)))
+                    last.initialize(to: entries[i].takeValue())
                     delivered += 1
                 }
             }
