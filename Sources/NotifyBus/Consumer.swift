@@ -39,68 +39,56 @@ struct Materializer {
             switch items[k] {
             case .event(var e):
                 withUnsafeMutablePointer(to: &e) { e in
-                    _ = deliver(UnsafeMutableBufferPointer(start: e, count: 1), counted: true, at: nil, kind: .live, into: &out)
+                    let one = UnsafeMutableBufferPointer(start: e, count: 1)
+                    _ = makeSlots(for: UnsafeBufferPointer(one))
+                    _ = deliver(one, counted: true, at: nil, kind: .live, into: &out)
                 }
             case .suspended(let time):
                 out.append(.suspended(time: time))
             case .flush(let time, _, let ordered):
                 let mark = out.count
                 out.append(.resumed(time: time, flushed: 0))
-                if !ordered { Self.sortByEvent(&entries) }
-                let flushed = deliver(&entries, counted: true, at: time, kind: .flushed, into: &out)
+                let flushed = deliver(&entries, sorting: !ordered, counted: true, at: time, kind: .flushed, into: &out)
                 out[mark] = .resumed(time: time, flushed: flushed)
             case .resync(let time, _, let afterResume):
                 let mark = out.count
                 if afterResume { out.append(.resumed(time: time, flushed: 0)) }
                 out.append(.resync(time: time, reason: .limit))
-                let flushed = deliver(&entries, counted: false, at: time, kind: .resync, into: &out)
+                let flushed = deliver(&entries, sorting: false, counted: false, at: time, kind: .resync, into: &out)
                 if afterResume { out[mark] = .resumed(time: time, flushed: flushed) }
             case .initial(let time, _):
-                deliver(&entries, counted: false, at: time, kind: .initial, into: &out)
+                deliver(&entries, sorting: false, counted: false, at: time, kind: .initial, into: &out)
             case .collapsed(_, let ordered):
-                if !ordered { Self.sortByEvent(&entries) }
-                deliver(&entries, counted: true, at: nil, kind: .collapsed, into: &out)
+                deliver(&entries, sorting: !ordered, counted: true, at: nil, kind: .collapsed, into: &out)
             }
         }
         return out
     }
 
-    /// Puts `entries` in event order (by `seq`), in place.
+    /// Appends a notification for each of `entries` (see the other `deliver`), first putting them
+    /// in event order (by `seq`) when `sorting`; returns how many it appended.
     ///
-    /// They are often in order already (each key published once), which costs one pass. Sorting
-    /// in place moves the entries without copying them (a copy retains a key and a value).
-    private static func sortByEvent(_ entries: inout [HeldEntry]) {
-        for i in entries.indices.dropFirst() where entries[i - 1].seq > entries[i].seq {
-            entries.sort { $0.seq < $1.seq }
-            return
-        }
-    }
-
+    /// Sorting happens in place, which moves the entries without copying them (a copy retains a
+    /// key and a value), and only when they are out of order: often they are not (each key
+    /// published once), which the pass that makes the slots finds out.
     @discardableResult
     private mutating func deliver(
-        _ entries: inout [HeldEntry], counted: Bool, at time: Duration?, kind: BusNotification.Kind,
+        _ entries: inout [HeldEntry], sorting: Bool, counted: Bool, at time: Duration?, kind: BusNotification.Kind,
         into out: inout [SubscriptionEvent]
     ) -> Int {
-        entries.withUnsafeMutableBufferPointer { deliver($0, counted: counted, at: time, kind: kind, into: &out) }
+        let inOrder = entries.withUnsafeBufferPointer { makeSlots(for: $0) }
+        if sorting && !inOrder { entries.sort { $0.seq < $1.seq } }
+        return entries.withUnsafeMutableBufferPointer { deliver($0, counted: counted, at: time, kind: kind, into: &out) }
     }
 
-    /// Appends a notification for each entry, in order, unless `changed` filters it; returns how
-    /// many it appended.
-    ///
-    /// - Parameters:
-    ///   - counted: whether a notification stands for its entry's `count` events (else for none).
-    ///   - time: the notifications' time; `nil`: each entry's latest event's.
-    ///
-    /// Each key's slot is made first, so the loop that makes the notifications works on the
-    /// tables in place, without growing them or checking that they are uniquely referenced.
-    /// The keys move out of the entries into the notifications, the values into the last-received
-    /// table (whose old values move into `previous`): an entry is not read again, and a value is
-    /// copied once, into its notification.
-    private mutating func deliver(
-        _ entries: UnsafeMutableBufferPointer<HeldEntry>, counted: Bool, at time: Duration?,
-        kind: BusNotification.Kind, into out: inout [SubscriptionEvent]
-    ) -> Int {
+    /// Gives each entry's key a slot in the tables (`nil` in `lastReceived` for a new key), so
+    /// `deliver` can work on them in place; returns whether the entries are in event order.
+    private mutating func makeSlots(for entries: UnsafeBufferPointer<HeldEntry>) -> Bool {
+        var inOrder = true
+        var seq: UInt64 = 0
         for i in entries.indices {
+            if entries[i].seq < seq { inOrder = false }
+            seq = entries[i].seq
             let index = Int(entries[i].keyID)
             if index >= slotOfKey.count {
                 slotOfKey.append(contentsOf: repeatElement(-1, count: index + 1 - slotOfKey.count))
@@ -110,6 +98,25 @@ struct Materializer {
                 lastReceived.append(.none)
             }
         }
+        return inOrder
+    }
+
+    /// Appends a notification for each entry, in order, unless `changed` filters it; returns how
+    /// many it appended.
+    ///
+    /// - Parameters:
+    ///   - counted: whether a notification stands for its entry's `count` events (else for none).
+    ///   - time: the notifications' time; `nil`: each entry's latest event's.
+    ///
+    /// Every entry's key has a slot already (`makeSlots`), so it works on the tables in place,
+    /// without growing them or checking that they are uniquely referenced.
+    /// The keys move out of the entries into the notifications, the values into the last-received
+    /// table (whose old values move into `previous`): an entry is not read again, and a value is
+    /// copied once, into its notification.
+    private mutating func deliver(
+        _ entries: UnsafeMutableBufferPointer<HeldEntry>, counted: Bool, at time: Duration?,
+        kind: BusNotification.Kind, into out: inout [SubscriptionEvent]
+    ) -> Int {
         let changedOnly = policy == .changed
         var delivered = 0
         slotOfKey.withUnsafeBufferPointer { slotOfKey in
