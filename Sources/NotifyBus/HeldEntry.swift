@@ -17,6 +17,13 @@ struct HeldEntry: Sendable {
         swap(&key, &self.key)
         return key
     }
+
+    /// Moves the value out, leaving JSON null, for the same reason as ``takeKey()``.
+    mutating func takeValue() -> JSONValue {
+        var value = JSONValue.null
+        swap(&value, &self.value)
+        return value
+    }
 }
 
 /// What waits in a subscriber's outbox for its consumer, in order.

@@ -59,8 +59,14 @@ struct Hold {
 
     /// Hands over the held entries (in first-event order), returns them to the budget, and starts empty.
     mutating func take() -> [HeldEntry] {
-        if coalesces {
-            for e in entries { slotOfKey[Int(e.keyID)] = -1 }
+        if coalesces && !entries.isEmpty {
+            // When the entries stand for a good part of the table, clearing all of it (one fill)
+            // costs less than clearing their slots one by one.
+            if entries.count >= slotOfKey.count / 16 {
+                slotOfKey.withUnsafeMutableBufferPointer { $0.update(repeating: -1) }
+            } else {
+                for e in entries { slotOfKey[Int(e.keyID)] = -1 }
+            }
         }
         if let budget, !entries.isEmpty { budget.release(entries.count) }
         let taken = entries
