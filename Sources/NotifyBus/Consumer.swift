@@ -22,10 +22,9 @@ final class Consumer: Sendable {
 struct Materializer {
     let policy: DeliveryPolicy
     /// The value last received per key: `lastReceived[slotOfKey[keyID]]`, a slot table indexed by
-    /// key ID as in `Hold` (-1: no slot yet), so a lookup is two array accesses and no hashing.
-    /// A slot holds `nil` only while its key's first notification is being made.
+    /// key ID as in `Hold` (-1: none yet), so a lookup is two array accesses and no hashing.
     private var slotOfKey: [Int32] = []
-    private var lastReceived: [JSONValue?] = []
+    private var lastReceived: [JSONValue] = []
 
     init(policy: DeliveryPolicy) { self.policy = policy }
 
@@ -33,107 +32,90 @@ struct Materializer {
         var out: [SubscriptionEvent] = []
         out.reserveCapacity(items.reduce(0) { $0 + $1.eventCapacity })
         for k in items.indices {
-            // The entries leave the item first, so this is their only owner and their keys and
-            // values move into the notifications.
+            // The entries leave the item first, so this is their only owner and their keys move
+            // into the notifications.
             var entries = items[k].takeEntries()
             switch items[k] {
-            case .event(var e):
-                withUnsafeMutablePointer(to: &e) { e in
-                    let one = UnsafeMutableBufferPointer(start: e, count: 1)
-                    _ = makeSlots(for: UnsafeBufferPointer(one))
-                    _ = deliver(one, counted: true, at: nil, kind: .live, into: &out)
-                }
+            case .event(let e):
+                var one = CollectionOfOne(e)
+                deliver(&one, 0, coalesced: 1, time: e.last, kind: .live, into: &out)
             case .suspended(let time):
                 out.append(.suspended(time: time))
             case .flush(let time, _, let ordered):
                 let mark = out.count
                 out.append(.resumed(time: time, flushed: 0))
-                let flushed = deliver(&entries, sorting: !ordered, counted: true, at: time, kind: .flushed, into: &out)
+                if !ordered { Self.sortByEvent(&entries) }
+                var flushed = 0
+                for i in entries.indices
+                where deliver(&entries, i, coalesced: entries[i].count, time: time, kind: .flushed, into: &out) {
+                    flushed += 1
+                }
                 out[mark] = .resumed(time: time, flushed: flushed)
             case .resync(let time, _, let afterResume):
                 let mark = out.count
                 if afterResume { out.append(.resumed(time: time, flushed: 0)) }
                 out.append(.resync(time: time, reason: .limit))
-                let flushed = deliver(&entries, sorting: false, counted: false, at: time, kind: .resync, into: &out)
+                var flushed = 0
+                for i in entries.indices where deliver(&entries, i, coalesced: 0, time: time, kind: .resync, into: &out) {
+                    flushed += 1
+                }
                 if afterResume { out[mark] = .resumed(time: time, flushed: flushed) }
             case .initial(let time, _):
-                deliver(&entries, sorting: false, counted: false, at: time, kind: .initial, into: &out)
+                for i in entries.indices { deliver(&entries, i, coalesced: 0, time: time, kind: .initial, into: &out) }
             case .collapsed(_, let ordered):
-                deliver(&entries, sorting: !ordered, counted: true, at: nil, kind: .collapsed, into: &out)
+                if !ordered { Self.sortByEvent(&entries) }
+                for i in entries.indices {
+                    deliver(&entries, i, coalesced: entries[i].count, time: entries[i].last, kind: .collapsed, into: &out)
+                }
             }
         }
         return out
     }
 
-    /// Appends a notification for each of `entries` (see the other `deliver`), first putting them
-    /// in event order (by `seq`) when `sorting`; returns how many it appended.
+    /// Puts `entries` in event order (by `seq`), in place.
     ///
-    /// Sorting happens in place, which moves the entries without copying them (a copy retains a
-    /// key and a value), and only when they are out of order: often they are not (each key
-    /// published once), which the pass that makes the slots finds out.
+    /// They are often in order already (each key published once), which costs one pass. Sorting
+    /// in place moves the entries without copying them (a copy retains a key and a value).
+    private static func sortByEvent(_ entries: inout [HeldEntry]) {
+        for i in entries.indices.dropFirst() where entries[i - 1].seq > entries[i].seq {
+            entries.sort { $0.seq < $1.seq }
+            return
+        }
+    }
+
+    /// Appends a notification for `entries[i]` unless `changed` filters it; returns whether it did.
+    ///
+    /// It takes the collection and an index rather than the entry, and reads the entry's fields
+    /// only where they are stored, after every change to `self`: given the entry itself, the
+    /// compiler copies all of it first (a retain and a release of its key and value per entry).
+    /// The key and the value move out of the entry into the notification; the entry is not read again.
     @discardableResult
-    private mutating func deliver(
-        _ entries: inout [HeldEntry], sorting: Bool, counted: Bool, at time: Duration?, kind: BusNotification.Kind,
+    private mutating func deliver<Entries: MutableCollection & RandomAccessCollection<HeldEntry>>(
+        _ entries: inout Entries, _ i: Entries.Index, coalesced: Int, time: Duration, kind: BusNotification.Kind,
         into out: inout [SubscriptionEvent]
-    ) -> Int {
-        let inOrder = entries.withUnsafeBufferPointer { makeSlots(for: $0) }
-        if sorting && !inOrder { entries.sort { $0.seq < $1.seq } }
-        return entries.withUnsafeMutableBufferPointer { deliver($0, counted: counted, at: time, kind: kind, into: &out) }
-    }
-
-    /// Gives each entry's key a slot in the tables (`nil` in `lastReceived` for a new key), so
-    /// `deliver` can work on them in place; returns whether the entries are in event order.
-    private mutating func makeSlots(for entries: UnsafeBufferPointer<HeldEntry>) -> Bool {
-        var inOrder = true
-        var seq: UInt64 = 0
-        for i in entries.indices {
-            if entries[i].seq < seq { inOrder = false }
-            seq = entries[i].seq
-            let index = Int(entries[i].keyID)
-            if index >= slotOfKey.count {
-                slotOfKey.append(contentsOf: repeatElement(-1, count: index + 1 - slotOfKey.count))
-            }
-            if slotOfKey[index] < 0 {
-                slotOfKey[index] = Int32(lastReceived.count)
-                lastReceived.append(.none)
-            }
+    ) -> Bool {
+        let index = Int(entries[i].keyID)
+        if index >= slotOfKey.count {
+            slotOfKey.append(contentsOf: repeatElement(-1, count: index + 1 - slotOfKey.count))
         }
-        return inOrder
-    }
-
-    /// Appends a notification for each entry, in order, unless `changed` filters it; returns how
-    /// many it appended.
-    ///
-    /// - Parameters:
-    ///   - counted: whether a notification stands for its entry's `count` events (else for none).
-    ///   - time: the notifications' time; `nil`: each entry's latest event's.
-    ///
-    /// Every entry's key has a slot already (`makeSlots`), so it works on the tables in place,
-    /// without growing them or checking that they are uniquely referenced.
-    /// The keys move out of the entries into the notifications, the values into the last-received
-    /// table (whose old values move into `previous`): an entry is not read again, and a value is
-    /// copied once, into its notification.
-    private mutating func deliver(
-        _ entries: UnsafeMutableBufferPointer<HeldEntry>, counted: Bool, at time: Duration?,
-        kind: BusNotification.Kind, into out: inout [SubscriptionEvent]
-    ) -> Int {
-        let changedOnly = policy == .changed
-        var delivered = 0
-        slotOfKey.withUnsafeBufferPointer { slotOfKey in
-            lastReceived.withUnsafeMutableBufferPointer { lastReceived in
-                for i in entries.indices {
-                    let last = lastReceived.baseAddress! + Int(slotOfKey[Int(entries[i].keyID)])
-                    if changedOnly, let previous = last.pointee, previous == entries[i].value { continue }
-                    out.append(.notification(BusNotification(
-                        key: entries[i].takeKey(), value: entries[i].value, previous: last.move(),
-                        coalesced: counted ? entries[i].count : 0, firstEventTime: entries[i].first,
-                        lastEventTime: entries[i].last, time: time ?? entries[i].last, kind: kind)))
-                    last.initialize(to: entries[i].takeValue())
-                    delivered += 1
-                }
-            }
+        let slot = Int(slotOfKey[index])
+        // Not `nil`: JSONValue is ExpressibleByNilLiteral, and a bare `nil` here would be JSON null.
+        let previous: JSONValue?
+        if slot >= 0 {
+            if policy == .changed, lastReceived[slot] == entries[i].value { return false }
+            // The table keeps a copy of the new value; the old one moves out into `previous`.
+            var last = entries[i].value
+            swap(&last, &lastReceived[slot])
+            previous = .some(last)
+        } else {
+            slotOfKey[index] = Int32(lastReceived.count)
+            lastReceived.append(entries[i].value)
+            previous = .none
         }
-        return delivered
+        out.append(.notification(BusNotification(
+            key: entries[i].takeKey(), value: entries[i].takeValue(), previous: previous, coalesced: coalesced,
+            firstEventTime: entries[i].first, lastEventTime: entries[i].last, time: time, kind: kind)))
+        return true
     }
 }
 
