@@ -6,11 +6,10 @@ import Testing
 import Glibc
 #endif
 
-/// Whether the freezer tests can run; on CI they must, so there a missing freezer fails the test.
-func freezerAvailable() -> Bool {
-    if FreezerGroup.isAvailable { return true }
-    if getenv("CI") != nil { Issue.record("CI must run the freezer tests: root and a writable cgroup2 mount are needed") }
-    return false
+/// Test cgroups under the writable cgroup2 mount (the freezer tests run in CI always, and fail
+/// there without one), cleaned up when the test ends.
+func freezerGroups() throws -> TestCgroups {
+    TestCgroups(mount: try #require(FreezerEnvironment.mount, "no writable cgroup2 mount (as root) in /proc/self/mountinfo"))
 }
 
 /// The daemon follows its subscribers' lives (CONTRACT.md §5.3): the Python client's process
@@ -33,18 +32,19 @@ struct DaemonFreezerTests {
         return try #require(bed.lines(of: client, until: isNotification("network/connectivity", states.last!.1)))
     }
 
-    @Test func aFrozenClientGetsOneSignalWithTheFlushOnThaw() async throws {
-        guard freezerAvailable() else { return }
+    @Test(.enabled(if: FreezerEnvironment.testsRun)) func aFrozenClientGetsOneSignalWithTheFlushOnThaw() async throws {
+        let cgroups = try freezerGroups()
+        defer { cgroups.cleanUp() }
         let bed = try await DaemonBed()
-        let group = try FreezerGroup(name: "nb-daemon-test-\(getpid())-a")
-        let (client, _) = try bed.pythonClient(["network/connectivity"], in: group)
+        let group = try cgroups.make()
+        let (client, _) = try bed.pythonClient(["network/connectivity"], in: cgroups.directory(group))
         let lines = try await holdAcross(
             bed, client, [(1, "none"), (2, "portal"), (3, "limited"), (2, "portal")],
             block: {
-                try group.freeze()
-                #expect(eventuallySync { group.isFrozen })
+                try cgroups.setFrozen(group, true)
+                #expect(eventuallySync { cgroups.isFrozen(group) })
             },
-            unblock: { try group.thaw() })
+            unblock: { try cgroups.setFrozen(group, false) })
         try #require(lines.map(\.type) == ["suspended", "resumed", "notification"])
         #expect(lines[1]["flushed"] == 1)
         #expect(lines[2]["coalesced"] == 4)
@@ -54,42 +54,41 @@ struct DaemonFreezerTests {
         let live = try #require(bed.lines(of: client, until: isNotification("network/connectivity", "full")))
         #expect(live.count == 1 && live[0]["coalesced"] == 1)
         stop(client)
-        group.remove()
     }
 
-    @Test func aFrozenParentGroupCounts() async throws {
-        guard freezerAvailable() else { return }
+    @Test(.enabled(if: FreezerEnvironment.testsRun)) func aFrozenParentGroupCounts() async throws {
+        let cgroups = try freezerGroups()
+        defer { cgroups.cleanUp() }
         let bed = try await DaemonBed()
-        let parent = try FreezerGroup(name: "nb-daemon-test-\(getpid())-p")
-        let child = try parent.child("leaf")
-        let (client, _) = try bed.pythonClient(["network/connectivity"], in: child)
+        let parent = try cgroups.make()
+        let child = try cgroups.make("leaf")
+        let (client, _) = try bed.pythonClient(["network/connectivity"], in: cgroups.directory(child))
         let lines = try await holdAcross(
             bed, client, [(1, "none"), (3, "limited")],
             block: {
-                try parent.freeze()
-                #expect(eventuallySync { child.isFrozen })
+                try cgroups.setFrozen(parent, true)
+                #expect(eventuallySync { cgroups.isFrozen(child) })
             },
-            unblock: { try parent.thaw() })
+            unblock: { try cgroups.setFrozen(parent, false) })
         try #require(lines.map(\.type) == ["suspended", "resumed", "notification"])
         #expect(lines[2]["coalesced"] == 2)
         stop(client)
-        child.remove()
-        parent.remove()
     }
 
-    @Test func anExplicitSuspendOutlastsAThaw() async throws {
-        guard freezerAvailable() else { return }
+    @Test(.enabled(if: FreezerEnvironment.testsRun)) func anExplicitSuspendOutlastsAThaw() async throws {
+        let cgroups = try freezerGroups()
+        defer { cgroups.cleanUp() }
         let bed = try await DaemonBed()
-        let group = try FreezerGroup(name: "nb-daemon-test-\(getpid())-s")
-        let (client, _) = try bed.pythonClient(["network/connectivity"], in: group)
+        let group = try cgroups.make()
+        let (client, _) = try bed.pythonClient(["network/connectivity"], in: cgroups.directory(group))
         kill(client.pid, SIGUSR1)
         #expect(bed.lines(of: client, until: { $0.type == "suspended" }) != nil)
-        try group.freeze()
-        #expect(eventuallySync { group.isFrozen })
+        try cgroups.setFrozen(group, true)
+        #expect(eventuallySync { cgroups.isFrozen(group) })
         try await bed.setConnectivity(1)
         try await bed.setConnectivity(2)
         try await Task.sleep(for: .milliseconds(300))
-        try group.thaw()
+        try cgroups.setFrozen(group, false)
         // Still suspended: nothing arrives.
         #expect(bed.nextLine(of: client, timeout: .seconds(1)) == nil)
         kill(client.pid, SIGUSR2)
@@ -97,7 +96,6 @@ struct DaemonFreezerTests {
         #expect(lines.map(\.type) == ["resumed", "notification"])
         #expect(lines[1]["coalesced"] == 2)
         stop(client)
-        group.remove()
     }
 
     @Test func aStoppedClientIsHeldForUntilItContinues() async throws {
@@ -122,21 +120,21 @@ struct DaemonFreezerTests {
         stop(client)
     }
 
-    @Test func aClientThatDoesNotFollowTheFreezerGetsEveryEventAfterTheThaw() async throws {
-        guard freezerAvailable() else { return }
+    @Test(.enabled(if: FreezerEnvironment.testsRun)) func aClientThatDoesNotFollowTheFreezerGetsEveryEventAfterTheThaw() async throws {
+        let cgroups = try freezerGroups()
+        defer { cgroups.cleanUp() }
         let bed = try await DaemonBed()
-        let group = try FreezerGroup(name: "nb-daemon-test-\(getpid())-n")
-        let (client, _) = try bed.pythonClient(["network/connectivity", "--no-follow-freezer"], in: group)
+        let group = try cgroups.make()
+        let (client, _) = try bed.pythonClient(["network/connectivity", "--no-follow-freezer"], in: cgroups.directory(group))
         let lines = try await holdAcross(
             bed, client, [(1, "none"), (2, "portal"), (3, "limited")],
             block: {
-                try group.freeze()
-                #expect(eventuallySync { group.isFrozen })
+                try cgroups.setFrozen(group, true)
+                #expect(eventuallySync { cgroups.isFrozen(group) })
             },
-            unblock: { try group.thaw() })
+            unblock: { try cgroups.setFrozen(group, false) })
         #expect(lines.map(\.type) == ["notification", "notification", "notification"])
         stop(client)
-        group.remove()
     }
 }
 

@@ -38,26 +38,26 @@ struct NotifyWatchDaemonTests {
         #expect(watch.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
     }
 
-    @Test func aFrozenWatcherPrintsTheSuspensionAndTheFlushAfterTheThaw() async throws {
-        guard freezerAvailable() else { return }
+    @Test(.enabled(if: FreezerEnvironment.testsRun)) func aFrozenWatcherPrintsTheSuspensionAndTheFlushAfterTheThaw() async throws {
+        let cgroups = try freezerGroups()
+        defer { cgroups.cleanUp() }
         let bed = try await DaemonBed()
-        let group = try FreezerGroup(name: "nb-watch-test-\(getpid())")
-        let watch = try bed.notifywatch(["network/connectivity"], in: group)
+        let group = try cgroups.make()
+        let watch = try bed.notifywatch(["network/connectivity"], in: cgroups.directory(group))
         #expect(bed.lines(of: watch, until: isNotification("network/connectivity", "full")) != nil)
-        try group.freeze()
-        #expect(eventuallySync { group.isFrozen })
+        try cgroups.setFrozen(group, true)
+        #expect(eventuallySync { cgroups.isFrozen(group) })
         for state: UInt32 in [1, 2, 1, 3] {
             try await bed.setConnectivity(state)
             try await Task.sleep(for: .milliseconds(50))
         }
         try await Task.sleep(for: .milliseconds(300))
-        try group.thaw()
+        try cgroups.setFrozen(group, false)
         let lines = try #require(bed.lines(of: watch, until: isNotification("network/connectivity", "limited")))
         #expect(lines.map(\.type) == ["suspended", "resumed", "notification"])
         #expect(lines.last?["coalesced"] == 4)
         kill(watch.pid, SIGTERM)
         #expect(watch.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
-        group.remove()
     }
 
     @Test func withoutADaemonItExits69() async throws {

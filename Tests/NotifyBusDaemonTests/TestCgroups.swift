@@ -76,7 +76,14 @@ final class TestCgroups {
         try writeFile(try directory(group) + "/cgroup.freeze", frozen ? "1" : "0")
     }
 
-    /// Thaws every group, moves each process back, kills it, removes the groups deepest first.
+    /// Whether `group`'s `cgroup.events` says it is frozen (by itself or an ancestor).
+    func isFrozen(_ group: String) -> Bool {
+        guard let directory = try? directory(group), let events = readFile(directory + "/cgroup.events") else { return false }
+        return ControlGroup.frozen(inEventsFile: events) ?? false
+    }
+
+    /// Thaws every group, moves each process back, kills it, moves any other process a test
+    /// started in a group to the root group, removes the groups deepest first.
     func cleanUp() {
         for group in groups { try? setFrozen(group, false) }
         for (process, original) in processes {
@@ -86,6 +93,14 @@ final class TestCgroups {
             process.terminate(signal: SIGKILL)
         }
         processes = []
+        if let root = mount.directory(ofGroup: mount.root) {
+            for group in groups {
+                guard let path = mount.directory(ofGroup: group) else { continue }
+                for pid in (readFile(path + "/cgroup.procs") ?? "").split(separator: "\n") {
+                    try? writeFile(root + "/cgroup.procs", String(pid))
+                }
+            }
+        }
         for group in groups.reversed() {
             guard let path = mount.directory(ofGroup: group) else { continue }
             // A killed process may take a moment to leave its group.

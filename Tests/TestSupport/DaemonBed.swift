@@ -55,10 +55,11 @@ public final class DaemonBed: Sendable {
             arguments: [.string("org.freedesktop.NetworkManager"), .vardict([("Metered", .uint32(state))])])
     }
 
-    /// The Python example client subscribed with `arguments`, started inside the cgroup `group`
-    /// when one is given (the daemon reads a process's group when it first subscribes); returns
+    /// The Python example client subscribed with `arguments`, started inside the cgroup whose
+    /// directory is `group` when one is given (the daemon reads a process's group when it first
+    /// subscribes); returns
     /// once it printed its `subscribed` line (the subscription's path).
-    public func pythonClient(_ arguments: [String], in group: FreezerGroup? = nil) throws -> (process: ChildProcess, path: String) {
+    public func pythonClient(_ arguments: [String], in group: String? = nil) throws -> (process: ChildProcess, path: String) {
         let script = Paths.fixtures + "/../../../Examples/python/notifybus-subscribe.py"
         let process = try launch(
             ["/usr/bin/python3", script] + arguments, in: group,
@@ -72,8 +73,9 @@ public final class DaemonBed: Sendable {
         return (process, path)
     }
 
-    /// `notifywatch --daemon --json` with `arguments`, started inside `group` when one is given.
-    public func notifywatch(_ arguments: [String], in group: FreezerGroup? = nil) throws -> ChildProcess {
+    /// `notifywatch --daemon --json` with `arguments`, started inside the cgroup directory `group`
+    /// when one is given.
+    public func notifywatch(_ arguments: [String], in group: String? = nil) throws -> ChildProcess {
         try launch(
             [Paths.executable("notifywatch"), "--daemon", "--json", "--session-bus", session.address] + arguments,
             in: group, environment: session.environment(), log: "\(session.directory)/notifywatch.log")
@@ -81,10 +83,10 @@ public final class DaemonBed: Sendable {
 
     /// Starts `command`, first moving the process into `group` when one is given.
     private func launch(
-        _ command: [String], in group: FreezerGroup?, environment: [String: String], log: String
+        _ command: [String], in group: String?, environment: [String: String], log: String
     ) throws -> ChildProcess {
         let launch = group.map { group in
-            ["/bin/sh", "-c", "echo $$ > '\(group.directory)/cgroup.procs' && exec \"$@\"", "sh"] + command
+            ["/bin/sh", "-c", "echo $$ > '\(group)/cgroup.procs' && exec \"$@\"", "sh"] + command
         } ?? command
         return try ChildProcess(
             executable: launch[0], arguments: Array(launch.dropFirst()), environment: environment, standardError: log)
