@@ -16,9 +16,6 @@ extension DBusConnection {
         objects[path] = nil
     }
 
-    /// The object exported at `path`, if any.
-    public func exportedObject(at path: ObjectPath) -> DBusObject? { objects[path] }
-
     /// Emits `PropertiesChanged` for `names` of `interface` of the object at `path`, with their
     /// current values (broadcast).
     /// - Throws: `DBusError` (`UnknownObject`, `UnknownProperty`) for what is not exported,

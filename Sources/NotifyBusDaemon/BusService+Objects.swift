@@ -82,8 +82,7 @@ extension BusService {
                 message: "a connection may hold at most \(table.perOwnerLimit) subscriptions"))
             return
         }
-        requests[number] = request
-        perform(actions)
+        perform(actions, request: request)
         // The reply leaves now; the subscription's first events (its initial values) are queued
         // on the loop behind it.
         call.reply([.objectPath(BusInterface.subscriptionPath(number).rawValue)])

@@ -40,7 +40,6 @@ final class BusService {
     let globalBudget: HoldBudget
     var table = SubscriptionTable()
     var live: [UInt64: Live] = [:]
-    var requests: [UInt64: SubscribeRequest] = [:]
     var followers: [BusName: Follower] = [:]
     /// Each source's status, in the order given.
     var sources: [(name: String, status: String, reason: String)] = []
@@ -82,10 +81,12 @@ final class BusService {
 
     // MARK: Carrying out the table's actions
 
-    func perform(_ actions: [SubscriptionTable.Action]) {
+    /// Carries out `actions`; `request` is what a `create` among them makes (only `Subscribe`'s
+    /// actions have one).
+    func perform(_ actions: [SubscriptionTable.Action], request: SubscribeRequest? = nil) {
         for action in actions {
             switch action {
-            case .create(let number): create(number)
+            case .create(let number): if let request { create(number, request) }
             case .suspend(let number): live[number]?.subscription.suspend()
             case .resume(let number): live[number]?.subscription.resume()
             case .remove(let number): remove(number)
@@ -95,8 +96,8 @@ final class BusService {
         }
     }
 
-    private func create(_ number: UInt64) {
-        guard let request = requests.removeValue(forKey: number), let entry = table.entries[number] else { return }
+    private func create(_ number: UInt64, _ request: SubscribeRequest) {
+        guard let entry = table.entries[number] else { return }
         let path = BusInterface.subscriptionPath(number)
         let loop = self.loop
         let subscription = bus.subscribeInBatches(

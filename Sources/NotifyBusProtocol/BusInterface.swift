@@ -21,13 +21,6 @@ public enum BusInterface {
         ObjectPath(rawValue: "\(path.rawValue)/subscription/\(number)") ?? path
     }
 
-    /// The number of the subscription at `path`, or `nil` for any other path.
-    public static func subscriptionNumber(of path: ObjectPath) -> UInt64? {
-        let stem = "\(self.path.rawValue)/subscription/"
-        guard path.rawValue.hasPrefix(stem) else { return nil }
-        return UInt64(path.rawValue.dropFirst(stem.count))
-    }
-
     /// Error names of the interface.
     public enum ErrorName {
         /// `GetValue` of a key the bus has no value for.

@@ -101,7 +101,7 @@ public enum EventElements {
     }
 
     /// `duration` in seconds.
-    public static func seconds(_ duration: Duration) -> Double {
+    static func seconds(_ duration: Duration) -> Double {
         let (seconds, attoseconds) = duration.components
         return Double(seconds) + Double(attoseconds) / 1e18
     }
