@@ -94,15 +94,22 @@ private func waitForName(_ client: DBusClient) async -> Bool {
     await eventually { (try? await client.call(destination: serviceName, path: objectPath, interface: .peer, member: "Ping")) != nil }
 }
 
+/// A private session bus, the calculator server owning its name there, and a client that sees it.
+private func servedBus() async throws -> (PrivateBus, Server, DBusClient) {
+    let bus = try PrivateBus(.session)
+    let server = try await Server(bus: bus)
+    #expect(try await server.requestName() == .primaryOwner)
+    let client = try DBusClient(address: bus.dbusAddress)
+    try await client.waitUntilConnected()
+    #expect(await waitForName(client))
+    return (bus, server, client)
+}
+
 @Suite("D-Bus server side on a private bus")
 struct DBusServerTests {
     @Test func exportedMethodsAnswerAndRefuseWrongCalls() async throws {
-        let bus = try PrivateBus(.session)
-        let server = try await Server(bus: bus)
-        #expect(try await server.requestName() == .primaryOwner)
-        let client = try DBusClient(address: bus.dbusAddress)
-        try await client.waitUntilConnected()
-        #expect(await waitForName(client))
+        let (bus, server, client) = try await servedBus()
+        defer { withExtendedLifetime(bus) {} }
 
         let sum = try await client.call(
             destination: serviceName, path: objectPath, interface: calcInterface, member: "Add",
@@ -145,12 +152,8 @@ struct DBusServerTests {
     }
 
     @Test func propertiesAndIntrospectionFollowTheDescription() async throws {
-        let bus = try PrivateBus(.session)
-        let server = try await Server(bus: bus)
-        #expect(try await server.requestName() == .primaryOwner)
-        let client = try DBusClient(address: bus.dbusAddress)
-        try await client.waitUntilConnected()
-        #expect(await waitForName(client))
+        let (bus, server, client) = try await servedBus()
+        defer { withExtendedLifetime(bus) {} }
 
         var changes = await client.signals(matching: .propertiesChanged(sender: serviceName, path: objectPath, interface: calcInterface)).makeAsyncIterator()
         #expect(try await client.property(destination: serviceName, path: objectPath, interface: calcInterface, name: "Count") == .uint32(0))
