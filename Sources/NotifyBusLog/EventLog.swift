@@ -167,7 +167,9 @@ public struct EventLogParser: Sendable {
     private func time(_ object: JSONObject, _ line: Int) throws(EventLogError) -> LogTime {
         guard let value = object["t"] else { throw fail(line, "record has no \"t\"") }
         guard let t = LogTime(json: value) else {
-            throw fail(line, "\"t\" must be a non-negative number of seconds, found \(value.jsonText)")
+            throw fail(
+                line,
+                "\"t\" must be a non-negative number of seconds (at most \(Int64(LogTime.maximumSeconds))), found \(value.jsonText)")
         }
         if let lastT, t < lastT {
             throw fail(line, "\"t\" goes back in time: \(t) is less than the previous record's \(lastT)")

@@ -8,16 +8,20 @@ public struct LogTime: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The time in seconds.
     public let seconds: Double
 
-    /// A time from its JSON form; `nil` unless it is a finite, non-negative number.
+    /// The latest time a log can hold: what a `Duration` of nanoseconds in 64 bits reaches
+    /// (about 292 years).
+    public static let maximumSeconds: Double = 9_223_372_036
+
+    /// A time from its JSON form; `nil` unless it is a number from 0 to `maximumSeconds`.
     public init?(json: JSONValue) {
-        guard let seconds = json.doubleValue, seconds.isFinite, seconds >= 0 else { return nil }
+        guard let seconds = json.doubleValue, seconds >= 0, seconds <= Self.maximumSeconds else { return nil }
         self.json = json
         self.seconds = seconds
     }
 
     /// A time in seconds, written with microsecond precision (whole seconds as integers).
     public init(seconds: Double) {
-        let micro = (max(0, seconds) * 1_000_000).rounded()
+        let micro = (min(max(0, seconds), Self.maximumSeconds) * 1_000_000).rounded()
         self.seconds = micro / 1_000_000
         if micro.truncatingRemainder(dividingBy: 1_000_000) == 0, let whole = Int64(exactly: micro / 1_000_000) {
             self.json = .integer(whole)

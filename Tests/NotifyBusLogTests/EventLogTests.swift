@@ -7,8 +7,9 @@ import Testing
     static let badLogs: [(file: String, line: Int?, message: String)] = [
         ("truncated.jsonl", 3, "not valid JSON: unexpected end of text in a string"),
         ("key-not-string.jsonl", 2, "\"key\" must be a string, found a number (7)"),
-        ("t-not-number.jsonl", 2, "\"t\" must be a non-negative number of seconds, found \"0\""),
+        ("t-not-number.jsonl", 2, "\"t\" must be a non-negative number of seconds (at most 9223372036), found \"0\""),
         ("unknown-version.jsonl", 1, "unsupported log version 2"),
+        ("t-too-large.jsonl", 2, "\"t\" must be a non-negative number of seconds (at most 9223372036), found 1000000000000.0"),
         ("decreasing-t.jsonl", 3, "\"t\" goes back in time: 4 is less than the previous record's 5"),
         ("bad-policy.jsonl", 2, "\"policy\" must be one of"),
         ("no-header.jsonl", 1, "not a NotifyBus log"),
