@@ -64,7 +64,7 @@ public enum EventElements {
             }
             let time = origin.flatMap { origin in
                 fields["time"]?.stringValue.flatMap(WallTime.init(rfc3339:)).map { $0.since(origin) }
-            } ?? Duration.seconds(fields["t"]?.doubleValue ?? 0)
+            } ?? duration(seconds: fields["t"]?.doubleValue ?? 0)
             switch type {
             case "notification":
                 guard let key = fields["key"]?.stringValue, let text = fields["value"]?.stringValue,
@@ -98,6 +98,11 @@ public enum EventElements {
             }
         }
         return (events, skipped)
+    }
+
+    /// `seconds` as a duration; zero for what no duration holds (not finite, past ~292 years).
+    static func duration(seconds: Double) -> Duration {
+        seconds.isFinite && seconds.magnitude < 9_223_372_036 ? .seconds(seconds) : .zero
     }
 
     /// `duration` in seconds.

@@ -140,6 +140,12 @@ struct ProtocolTests {
         #expect(decoded.events[1].notification?.value == events[1].notification?.value)
         #expect(decoded.events[1].notification?.kind == .flushed)
         #expect(decoded.events[3].notification?.kind == .resync)
+        // A `t` no duration holds decodes as zero instead of trapping.
+        let odd = EventElements.decode(.array(elementSignature: "a{sv}", [
+            .vardict([("type", .string("suspended")), ("t", .double(.infinity))]),
+            .vardict([("type", .string("suspended")), ("t", .double(1e300))]),
+        ]))
+        #expect(odd.events == [.suspended(time: .zero), .suspended(time: .zero)])
         // Rebased on an origin one second later.
         let rebased = EventElements.decode(argument, origin: origin.advanced(by: .seconds(1)))
         #expect(rebased.events[0] == .resumed(time: .seconds(1), flushed: 2))
