@@ -51,7 +51,12 @@ final class LoginWatcher: DBusSourceWatcher<LoginConfiguration> {
         }
         manager.reloadProperties { [weak self] in
             guard let self, !self.stopped, let session = self.session else { return done() }
-            session.reloadProperties(then: done)
+            session.reloadProperties { [weak self] in
+                // A session that could not be read (asked for before logind had it; the `auto`
+                // object still loading) was dropped: look it up again.
+                if let self, !self.stopped, self.session == nil { self.lookUpSession() }
+                done()
+            }
         }
     }
 
