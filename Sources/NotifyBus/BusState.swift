@@ -118,7 +118,7 @@ struct BusState {
         subscriberOrder.removeAll { $0 === subscriber }
         generation &+= 1
         subscriber.hold.reset()
-        subscriber.outbox = []
+        subscriber.outbox = Outbox()
         var wakes: [Wakeup] = []
         journal(.unsubscribed(id: id, time: time), &wakes)
         if let waiter = subscriber.waiter {
@@ -164,9 +164,7 @@ struct BusState {
 
     mutating func take(_ subscriber: SubscriberCore) -> [PendingItem] {
         if subscriber.isCongested && !subscriber.isSuspended { releaseBacklog(of: subscriber) }
-        let items = subscriber.outbox
-        subscriber.outbox = []
-        return items
+        return subscriber.outbox.take()
     }
 
     /// Moves a slow subscriber's collapsed backlog into its outbox.

@@ -36,9 +36,10 @@ struct Materializer {
             // into the notifications.
             var entries = items[k].takeEntries()
             switch items[k] {
-            case .event(let e):
-                var one = CollectionOfOne(e)
-                deliver(&one, 0, coalesced: 1, time: e.last, kind: .live, into: &out)
+            case .events:
+                for i in entries.indices {
+                    deliver(&entries, i, coalesced: 1, time: entries[i].last, kind: .live, into: &out)
+                }
             case .suspended(let time):
                 out.append(.suspended(time: time))
             case .flush(let time, _, let ordered):
@@ -123,7 +124,8 @@ extension PendingItem {
     /// How many events it can turn into (at most), to reserve room for them.
     var eventCapacity: Int {
         switch self {
-        case .event, .suspended: 1
+        case .events(let entries): entries.count
+        case .suspended: 1
         case .flush(_, let entries, _): entries.count + 1
         case .resync(_, let entries, _): entries.count + 2
         case .initial(_, let entries): entries.count

@@ -31,8 +31,8 @@ struct HeldEntry: Sendable {
 /// Turning these into `SubscriptionEvent`s (`previous`, the `changed` filter,
 /// flush order) happens on the consumer's side, outside the bus lock.
 enum PendingItem: Sendable {
-    /// One event delivered live.
-    case event(HeldEntry)
+    /// Events delivered live, in order (a run of them between two other items).
+    case events([HeldEntry])
     case suspended(Duration)
     /// A resume and the held entries to flush (`ordered` when already in event order).
     case flush(time: Duration, entries: [HeldEntry], ordered: Bool)
@@ -45,11 +45,14 @@ enum PendingItem: Sendable {
 }
 
 extension PendingItem {
-    /// Moves the entries out of a `flush`, `resync`, `initial` or `collapsed` item (leaving it with
-    /// none), so the consumer owns them alone and can move their keys out; empty for the others.
+    /// Moves the entries out of an item (leaving it with none), so the consumer owns them alone and
+    /// can move their keys out; empty for `suspended`.
     mutating func takeEntries() -> [HeldEntry] {
         switch self {
-        case .event, .suspended:
+        case .events(let entries):
+            self = .events([])
+            return entries
+        case .suspended:
             return []
         case .flush(let time, let entries, let ordered):
             self = .flush(time: time, entries: [], ordered: ordered)
@@ -64,5 +67,47 @@ extension PendingItem {
             self = .collapsed(entries: [], ordered: ordered)
             return entries
         }
+    }
+}
+
+/// What waits for a subscriber's consumer: its items, in order.
+///
+/// A live event is one `HeldEntry` appended to the run after the last item; the run becomes an
+/// `events` item when another item follows it or the consumer takes the outbox. An event then
+/// costs an append to a plain array, not an enum item of its own to copy and destroy.
+struct Outbox {
+    private var items: [PendingItem] = []
+    private var live: [HeldEntry] = []
+    /// The length of the last run, to reserve room for the next one at once.
+    private var lastRunCount = 0
+
+    /// Items and live events waiting.
+    var count: Int { items.count + live.count }
+
+    var isEmpty: Bool { items.isEmpty && live.isEmpty }
+
+    mutating func append(_ item: PendingItem) {
+        closeRun()
+        items.append(item)
+    }
+
+    mutating func appendLive(_ entry: HeldEntry) {
+        if live.capacity == 0 { live.reserveCapacity(max(lastRunCount, 16)) }
+        live.append(entry)
+    }
+
+    /// Hands over everything waiting, in order, and starts empty.
+    mutating func take() -> [PendingItem] {
+        closeRun()
+        let taken = items
+        items = []
+        return taken
+    }
+
+    private mutating func closeRun() {
+        guard !live.isEmpty else { return }
+        lastRunCount = live.count
+        items.append(.events(live))
+        live = []
     }
 }

@@ -8,17 +8,25 @@ final class SubscriberCore {
     let highWaterMark: Int
     let consumer: Consumer
 
-    var isSuspended = false
-    /// The outbox passed the high-water mark: new events collapse into `hold` until the consumer catches up.
-    var isCongested = false
+    /// A callback subscriber (its consumer has a handler).
+    let hasHandler: Bool
+
     // Only ever touched under the bus lock, which already makes every access exclusive: the
     // run-time exclusivity check (swift_beginAccess) on each publish would only add cost.
+    @exclusivity(unchecked) var isSuspended = false
+    /// The outbox passed the high-water mark: new events collapse into `hold` until the consumer catches up.
+    @exclusivity(unchecked) var isCongested = false
     @exclusivity(unchecked) var hold: Hold
-    @exclusivity(unchecked) var outbox: [PendingItem] = []
+    @exclusivity(unchecked) var outbox = Outbox()
     /// The consumer task waiting for items, if any.
-    var waiter: CheckedContinuation<[PendingItem]?, Never>?
+    @exclusivity(unchecked) var waiter: CheckedContinuation<[PendingItem]?, Never>? {
+        didSet { hasWaiter = waiter != nil }
+    }
+    /// Whether `waiter` is set: a plain flag, because testing the optional continuation itself goes
+    /// through its type's value witnesses on every publish.
+    @exclusivity(unchecked) private(set) var hasWaiter = false
     /// A callback drain is under way; events only need enqueueing.
-    var isDraining = false
+    @exclusivity(unchecked) var isDraining = false
 
     init(
         id: Int, name: String?, patterns: [KeyPattern], policy: DeliveryPolicy, limit: Int, budget: BudgetCore?,
@@ -30,6 +38,7 @@ final class SubscriberCore {
         self.policy = policy
         self.highWaterMark = max(1, highWaterMark)
         self.consumer = consumer
+        self.hasHandler = consumer.handler != nil
         self.hold = Hold(coalesces: policy != .all, limit: max(0, limit), budget: budget)
     }
 
@@ -48,7 +57,7 @@ final class SubscriberCore {
         } else if isCongested {
             hold.add(keyID: keyID, key: key, value: value, seq: seq, time: time, keyCount: keyCount)
         } else {
-            outbox.append(.event(HeldEntry(keyID: keyID, key: key(), value: value, count: 1, first: time, last: time, seq: seq)))
+            outbox.appendLive(HeldEntry(keyID: keyID, key: key(), value: value, count: 1, first: time, last: time, seq: seq))
             if outbox.count >= highWaterMark { isCongested = true }
             wake(&wakes)
         }
@@ -56,12 +65,10 @@ final class SubscriberCore {
 
     /// Hands the outbox to a waiting consumer, or starts a callback drain.
     func wake(_ wakes: inout [Wakeup]) {
-        if let waiter {
+        if hasWaiter, let waiter {
             self.waiter = nil
-            let items = outbox
-            outbox = []
-            wakes.append(.resume(waiter, items))
-        } else if consumer.handler != nil && !isDraining {
+            wakes.append(.resume(waiter, outbox.take()))
+        } else if hasHandler && !isDraining {
             isDraining = true
             wakes.append(.drain(id, consumer))
         }
