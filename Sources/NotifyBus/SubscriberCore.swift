@@ -19,12 +19,11 @@ final class SubscriberCore {
     @exclusivity(unchecked) var hold: Hold
     @exclusivity(unchecked) var outbox = Outbox()
     /// The consumer task waiting for items, if any.
-    @exclusivity(unchecked) var waiter: CheckedContinuation<[PendingItem]?, Never>? {
-        didSet { hasWaiter = waiter != nil }
-    }
-    /// Whether `waiter` is set: a plain flag, because testing the optional continuation itself goes
-    /// through its type's value witnesses on every publish.
-    @exclusivity(unchecked) private(set) var hasWaiter = false
+    ///
+    /// An unsafe continuation (a pointer, laid out at compile time) rather than a checked one (laid
+    /// out at run time, so every publish that tests it pays metadata lookups). It is resumed exactly
+    /// once: it is only set and taken under the bus lock, and taking it clears it.
+    @exclusivity(unchecked) var waiter: UnsafeContinuation<[PendingItem]?, Never>?
     /// A callback drain is under way; events only need enqueueing.
     @exclusivity(unchecked) var isDraining = false
 
@@ -64,21 +63,34 @@ final class SubscriberCore {
     }
 
     /// Hands the outbox to a waiting consumer, or starts a callback drain.
+    ///
+    /// Only a pointer and two flags are tested on the way of every event; the rest is out of line.
+    @inline(__always)
     func wake(_ wakes: inout [Wakeup]) {
-        if hasWaiter, let waiter {
+        if let waiter {
             self.waiter = nil
-            wakes.append(.resume(waiter, outbox.take()))
+            resume(waiter, &wakes)
         } else if hasHandler && !isDraining {
-            isDraining = true
-            wakes.append(.drain(id, consumer))
+            startDrain(&wakes)
         }
+    }
+
+    @inline(never)
+    private func resume(_ waiter: UnsafeContinuation<[PendingItem]?, Never>, _ wakes: inout [Wakeup]) {
+        wakes.append(.resume(waiter, outbox.take()))
+    }
+
+    @inline(never)
+    private func startDrain(_ wakes: inout [Wakeup]) {
+        isDraining = true
+        wakes.append(.drain(id, consumer))
     }
 }
 
 /// Work to do once the bus lock is released.
 enum Wakeup: Sendable {
     /// Resume a waiting consumer with these items (`nil`: the subscription ended).
-    case resume(CheckedContinuation<[PendingItem]?, Never>, [PendingItem]?)
+    case resume(UnsafeContinuation<[PendingItem]?, Never>, [PendingItem]?)
     /// Run the callback of subscriber `id` until its outbox is empty.
     case drain(Int, Consumer)
     /// Run the handler of journal `id` until its outbox is empty.

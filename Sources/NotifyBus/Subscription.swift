@@ -110,7 +110,7 @@ public final class Subscription: AsyncSequence, Sendable {
             return ready
         }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<[PendingItem]?, Never>) in
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<[PendingItem]?, Never>) in
                 let ready = bus.withState { state -> [PendingItem]?? in
                     guard let core = state.subscribers[id] else { return .some(nil) }
                     let items = state.take(core)
