@@ -9,11 +9,41 @@ import Musl
 /// Every call that takes `at:` (publish, subscribe, suspend, resume) uses the
 /// given time instead, which is how a replay runs on a virtual clock.
 public struct BusClock: Sendable {
-    /// Reads the current time.
-    public let now: @Sendable () -> Duration
+    private enum Source: Sendable {
+        #if canImport(Glibc) || canImport(Musl)
+        /// `CLOCK_BOOTTIME` nanoseconds since `start`.
+        case bootTime(start: Int64)
+        #else
+        case continuous(start: ContinuousClock.Instant)
+        #endif
+        case reader(@Sendable () -> Duration)
+    }
+
+    private let source: Source
 
     /// A clock read by `now`.
-    public init(now: @escaping @Sendable () -> Duration) { self.now = now }
+    public init(now: @escaping @Sendable () -> Duration) { source = .reader(now) }
+
+    private init(_ source: Source) { self.source = source }
+
+    /// Reads the current time.
+    ///
+    /// The system clock is read in line, not through a stored closure: calling a closure kept in
+    /// the bus retains and releases its context on every publish.
+    @inline(__always)
+    public func now() -> Duration {
+        switch source {
+        #if canImport(Glibc) || canImport(Musl)
+        case .bootTime(let start):
+            return .nanoseconds(bootTimeNanoseconds() &- start)
+        #else
+        case .continuous(let start):
+            return ContinuousClock.now - start
+        #endif
+        case .reader(let read):
+            return read()
+        }
+    }
 
     /// Time since this call on the monotonic clock that keeps counting while the machine sleeps.
     ///
@@ -23,11 +53,9 @@ public struct BusClock: Sendable {
     /// is `ContinuousClock`.
     public static func continuous() -> BusClock {
         #if canImport(Glibc) || canImport(Musl)
-        let start = bootTimeNanoseconds()
-        return BusClock { .nanoseconds(bootTimeNanoseconds() &- start) }
+        BusClock(.bootTime(start: bootTimeNanoseconds()))
         #else
-        let start = ContinuousClock.now
-        return BusClock { ContinuousClock.now - start }
+        BusClock(.continuous(start: ContinuousClock.now))
         #endif
     }
 

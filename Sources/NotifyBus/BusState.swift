@@ -74,7 +74,8 @@ struct BusState {
                 }
             }
         }
-        journal(.event(key: keys[index].key, value: value, time: time), &wakes)
+        // Tested here, not only inside `journal`: building the entry's closure copies the state.
+        if !journals.isEmpty { journal(.event(key: keys[index].key, value: value, time: time), &wakes) }
     }
 
     private mutating func route(_ index: Int) {
