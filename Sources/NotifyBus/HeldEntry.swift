@@ -10,6 +10,16 @@ struct HeldEntry: Sendable {
     /// Sequence number of the latest event, for flush order.
     var seq: UInt64
 
+    /// Takes one more event for its key (one access to the entry where it is stored, so one
+    /// uniqueness check of the array holding it).
+    @inline(__always)
+    mutating func update(value: JSONValue, time: Duration, seq: UInt64) {
+        self.value = value
+        count += 1
+        last = time
+        self.seq = seq
+    }
+
     /// Moves the key out, leaving an empty string: handing it to a notification that way costs no
     /// reference counting (a copy retains it, and freeing the entry releases it again).
     mutating func takeKey() -> String {

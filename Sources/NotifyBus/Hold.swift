@@ -39,10 +39,7 @@ struct Hold {
         }
         let slot = Int(slotOfKey[index])
         if slot >= 0 {
-            entries[slot].value = value
-            entries[slot].count += 1
-            entries[slot].last = time
-            entries[slot].seq = seq
+            entries[slot].update(value: value, time: time, seq: seq)
         } else if entries.count >= limit || !reserve() {
             overflow()
         } else {

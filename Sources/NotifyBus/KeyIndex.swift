@@ -14,7 +14,10 @@ struct KeyIndex {
     }
 
     private static let empty = Slot(hash: 0, id: -1, key: "")
-    private static let seed = UInt64.random(in: .min ... .max)
+
+    /// Random per index, kept in it (a `static` would be read through a one-time initialiser check
+    /// on every lookup).
+    private let seed = UInt64.random(in: .min ... .max)
 
     /// Every key, by Swift's equality.
     private var ids: [String: Int32] = [:]
@@ -24,7 +27,7 @@ struct KeyIndex {
 
     /// The ID of `key`, if it has one.
     func id(of key: String) -> Int32? {
-        if let hash = Self.asciiHash(key) {
+        if let hash = Self.asciiHash(key, seed: seed) {
             let mask = slots.count - 1
             var i = Int(truncatingIfNeeded: hash) & mask
             while slots[i].id >= 0 {
@@ -38,7 +41,7 @@ struct KeyIndex {
     /// Gives `key` the ID `id` (a key it does not have yet, by `id(of:)`).
     mutating func insert(_ key: String, id: Int32) {
         if ids[key] == nil { ids[key] = id }
-        guard let hash = Self.asciiHash(key) else { return }
+        guard let hash = Self.asciiHash(key, seed: seed) else { return }
         if (asciiCount + 1) * 2 > slots.count { grow() }
         place(Slot(hash: hash, id: id, key: key))
         asciiCount += 1
@@ -59,7 +62,7 @@ struct KeyIndex {
 
     /// A seeded hash of the key's UTF-8 bytes, 8 at a time; `nil` when the key is not ASCII
     /// (or not stored contiguously).
-    static func asciiHash(_ key: String) -> UInt64? {
+    static func asciiHash(_ key: String, seed: UInt64) -> UInt64? {
         key.utf8.withContiguousStorageIfAvailable { bytes -> UInt64? in
             let raw = UnsafeRawBufferPointer(bytes)
             let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
