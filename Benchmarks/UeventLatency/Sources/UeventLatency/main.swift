@@ -85,7 +85,7 @@ let recorder = Recorder(capacity: total, control: options.control)
 
 // The full path: source on its own loop thread, bus, callback subscriber.
 let bus = NotificationBus()
-let loop = try EventLoopThread(name: "power-supply")
+let loop = try SourceLoop(name: "power-supply")
 let source = PowerSupplySource(bus: bus, loop: loop, configuration: .init(rereadInterval: nil))
 let subscription = bus.subscribe(["battery/BAT0/state"]) { event in
     let time = monotonicNanoseconds()
