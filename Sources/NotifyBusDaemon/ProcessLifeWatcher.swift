@@ -61,6 +61,10 @@ public final class ProcessLifeWatcher {
     private var nextToken: UInt64 = 1
     private var pending: [State.Action] = []
     private var isPerforming = false
+    /// The processes whose `/proc/PID/stat` `check(_:)` read in this round of the loop: one read
+    /// serves every event the round sends them (a process with many connections or subscriptions
+    /// gets one change's events all in the same round). Emptied when the round ends.
+    private var checkedThisRound: Set<Int32> = []
 
     /// A watcher on `context`'s loop; no process is followed yet.
     /// - Parameters:
@@ -131,11 +135,16 @@ public final class ProcessLifeWatcher {
     /// Reads now whether the followed process is stopped, and returns whether it can run. Call it
     /// when an event would be sent to the process: a stop is noticed then at the latest. When it
     /// has just stopped, its handlers are called (`false`) before this returns, and the poll
-    /// starts; a frozen process is reported not running as its group last said.
+    /// starts; a frozen process is reported not running as its group last said. The process is
+    /// read once per round of the loop: later checks in the same round answer from that read.
     /// - Returns: `canRun(token)` after the read.
     @discardableResult
     public func check(_ token: Token) -> Bool {
         guard let pid = state.followers[token]?.pid else { return true }
+        guard checkedThisRound.insert(pid).inserted else { return state.canRun(token) }
+        if checkedThisRound.count == 1 {
+            context.runSoon { [weak self] in self?.checkedThisRound = [] }
+        }
         for case .readProcess(let pid) in state.checkRequested(pid: pid) {
             perform(state.processStatRead(pid: pid, ProcessRunState.read(pid: pid)))
         }
@@ -147,6 +156,7 @@ public final class ProcessLifeWatcher {
         handlers = [:]
         state = State()
         pending = []
+        checkedThisRound = []
         if let pollTimer { context.cancelTimer(pollTimer) }
         pollTimer = nil
         inotify?.stop()

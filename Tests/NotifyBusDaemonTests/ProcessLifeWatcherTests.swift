@@ -44,6 +44,32 @@ struct ProcessLifeWatcherTests {
         await harness.shutdown()
     }
 
+    @Test func aProcessIsReadOncePerRoundOfTheLoop() async throws {
+        let harness = try WatcherHarness(mounts: [])
+        let sleeper = try Spawned("/bin/sleep", ["600"], environment: environment(with: [:]), log: "/dev/null")
+        defer { sleeper.terminate(signal: SIGKILL) }
+        let first = try await harness.follow(pid: sleeper.pid)
+        let second = try await harness.follow(pid: sleeper.pid)
+        let pid = sleeper.pid
+        // One job is one round: the process stops after the first check has read it, and the
+        // checks later in the round (any following of the same process) answer from that read.
+        let inOneRound = try await harness.withWatcher { watcher -> [Bool] in
+            let before = watcher.check(first)
+            kill(pid, SIGSTOP)
+            var stopped = false
+            for _ in 0..<3000 where !stopped {
+                stopped = ProcessRunState.read(pid: pid) == .stopped
+                if !stopped { usleep(1000) }
+            }
+            return [before, stopped, watcher.check(first), watcher.check(second)]
+        }
+        #expect(inOneRound == [true, true, true, true])
+        // The next round reads it again.
+        #expect(try await !harness.check(second))
+        #expect(try await !harness.canRun(first))
+        await harness.shutdown()
+    }
+
     @Test func aProcessThatDiesWhileStoppedEndsThePoll() async throws {
         let harness = try WatcherHarness(mounts: [])
         let sleeper = try Spawned("/bin/sleep", ["600"], environment: environment(with: [:]), log: "/dev/null")
