@@ -107,7 +107,7 @@ let loop = try EventLoopThread(name: "bench-dbus")
 let connectionKey = LoopLocalKey<DBusConnection>()
 try loop.execute { context in
     let connection = DBusConnection(address: .address(address), context: context)
-    connection.subscribe(DBusMatchRule(interface: "org.notifybus.Bench", member: "Ping")) { signal in
+    _ = connection.signals(matching: DBusMatchRule(interface: "org.notifybus.Bench", member: "Ping")) { signal in
         guard case .int64(let sent)? = signal.arguments.first else { return }
         bus.publish("bench/ping", .integer(sent))
     }
