@@ -2,7 +2,7 @@
 ///
 /// `Dictionary<String, Int32>` hashes the key with SipHash, about half of a publish by key. Keys
 /// that are ASCII (every built-in key) are also kept in a table of its own: open addressing over
-/// a power-of-two array, hashed a word (8 bytes) at a time with a per-process random seed, and
+/// a power-of-two array, hashed 16 bytes at a time with a random seed, and
 /// compared byte by byte, which for ASCII is what `String`'s `==` decides too. A key that is not
 /// ASCII, or not in that table, goes to the dictionary, which keeps Swift's equality (canonical
 /// equivalence: the Kelvin sign `K` equals the letter `K`), so both always give the same ID.
@@ -60,41 +60,52 @@ struct KeyIndex {
         for slot in old where slot.id >= 0 { place(slot) }
     }
 
-    /// A seeded hash of the key's UTF-8 bytes, 8 at a time; `nil` when the key is not ASCII
+    /// A seeded hash of the key's UTF-8 bytes, 16 at a time; `nil` when the key is not ASCII
     /// (or not stored contiguously).
+    ///
+    /// Each 16 bytes are folded with one 64 × 64 → 128-bit multiply of their two words (each
+    /// mixed with the running hash or a constant), whose halves are xored, as wyhash does; the
+    /// last (up to) 16 bytes are read as two words that may overlap what came before, and the
+    /// length is in the seed, so keys of different lengths differ even where the words agree.
     static func asciiHash(_ key: String, seed: UInt64) -> UInt64? {
         key.utf8.withContiguousStorageIfAvailable { bytes -> UInt64? in
             let raw = UnsafeRawBufferPointer(bytes)
-            let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
-            var hash = seed ^ UInt64(truncatingIfNeeded: raw.count)
+            let count = raw.count
+            var hash = seed ^ UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15
             var high: UInt64 = 0
             var offset = 0
-            while offset + 8 <= raw.count {
-                let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-                high |= word
-                hash = (hash ^ word) &* multiplier
-                hash ^= hash >> 29
-                offset += 8
+            while offset + 16 < count {
+                let first = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                let second = raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)
+                high |= first | second
+                hash = fold(first ^ 0xA076_1D64_78BD_642F, second ^ hash)
+                offset += 16
             }
-            var tail: UInt64 = 0
-            if offset < raw.count {
-                if raw.count >= 8 {
-                    // The last 8 bytes, overlapping the last word; the length is in the seed.
-                    tail = raw.loadUnaligned(fromByteOffset: raw.count - 8, as: UInt64.self)
-                } else {
-                    for i in 0..<raw.count { tail |= UInt64(raw[i]) << (8 * UInt64(i)) }
-                }
+            let first: UInt64
+            let second: UInt64
+            if count >= 16 {
+                first = raw.loadUnaligned(fromByteOffset: count - 16, as: UInt64.self)
+                second = raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+            } else if count >= 8 {
+                first = raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)
+                second = raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+            } else {
+                var word: UInt64 = 0
+                for i in 0..<count { word |= UInt64(raw[i]) << (8 * UInt64(i)) }
+                first = word
+                second = 0
             }
-            high |= tail
+            high |= first | second
             guard high & 0x8080_8080_8080_8080 == 0 else { return nil }
-            hash = (hash ^ tail) &* multiplier
-            // The final mix of MurmurHash3 (fmix64): every bit of the input reaches the low bits.
-            hash ^= hash >> 33
-            hash &*= 0xFF51_AFD7_ED55_8CCD
-            hash ^= hash >> 33
-            hash &*= 0xC4CE_B9FE_1A85_EC53
-            hash ^= hash >> 33
-            return hash
+            hash = fold(first ^ 0xE703_7ED1_A0B4_28DB, second ^ hash)
+            return fold(hash ^ 0x8EBC_6AF0_9C88_C6E3, 0x5899_65CC_7537_4CC3)
         } ?? nil
+    }
+
+    /// The two halves of `a × b`, xored.
+    @inline(__always)
+    private static func fold(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        let product = a.multipliedFullWidth(by: b)
+        return product.high ^ product.low
     }
 }
