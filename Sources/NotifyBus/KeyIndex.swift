@@ -26,6 +26,7 @@ struct KeyIndex {
     private var asciiCount = 0
 
     /// The ID of `key`, if it has one.
+    @inline(__always)
     func id(of key: String) -> Int32? {
         if let hash = Self.asciiHash(key, seed: seed) {
             let mask = slots.count - 1
