@@ -77,6 +77,7 @@ final class DaemonLink: Sendable {
     /// cancelled (returning).
     func waitUntilDisconnected() async throws {
         let key = self.key
+        let loop = self.loop
         let stream = AsyncStream<DBusConnection.State> { continuation in
             do {
                 try loop.execute { context in
@@ -84,7 +85,11 @@ final class DaemonLink: Sendable {
                         continuation.yield(.closed)
                         return
                     }
-                    connection.onStateChange { continuation.yield($0) }
+                    let token = connection.onStateChange { continuation.yield($0) }
+                    // A wait that ends (its task cancelled at shutdown) takes its handler back.
+                    continuation.onTermination = { _ in
+                        try? loop.execute { context in context[local: key]?.cancel(token) }
+                    }
                 }
             } catch {
                 continuation.yield(.closed)
