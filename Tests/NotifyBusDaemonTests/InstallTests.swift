@@ -24,6 +24,8 @@ struct InstallTests {
         ] {
             #expect(access("\(prefix)/\(file)", F_OK) == 0, "\(file) is missing")
         }
+        // The test build loads the Swift runtime from the toolchain, whose backtracer it finds there.
+        #expect(access("\(prefix)/libexec/swift/linux/swift-backtrace", F_OK) != 0)
         let unit = try #require(readFile("\(prefix)/lib/systemd/user/notifybusd.service"))
         #expect(unit.contains("Type=dbus") && unit.contains("BusName=org.notifybus.Bus1"))
         #expect(unit.contains("ExecStart=\(prefix)/bin/notifybusd"))
