@@ -37,26 +37,37 @@ struct Materializer {
             var entries = items[k].takeEntries()
             switch items[k] {
             case .events:
-                deliver(&entries, count: .one, time: nil, kind: .live, into: &out)
+                for i in entries.indices {
+                    deliver(&entries, i, coalesced: 1, time: entries[i].last, kind: .live, into: &out)
+                }
             case .suspended(let time):
                 out.append(.suspended(time: time))
             case .flush(let time, _, let ordered):
                 let mark = out.count
                 out.append(.resumed(time: time, flushed: 0))
                 if !ordered { Self.sortByEvent(&entries) }
-                let flushed = deliver(&entries, count: .held, time: time, kind: .flushed, into: &out)
+                var flushed = 0
+                for i in entries.indices
+                where deliver(&entries, i, coalesced: entries[i].count, time: time, kind: .flushed, into: &out) {
+                    flushed += 1
+                }
                 out[mark] = .resumed(time: time, flushed: flushed)
             case .resync(let time, _, let afterResume):
                 let mark = out.count
                 if afterResume { out.append(.resumed(time: time, flushed: 0)) }
                 out.append(.resync(time: time, reason: .limit))
-                let flushed = deliver(&entries, count: .none, time: time, kind: .resync, into: &out)
+                var flushed = 0
+                for i in entries.indices where deliver(&entries, i, coalesced: 0, time: time, kind: .resync, into: &out) {
+                    flushed += 1
+                }
                 if afterResume { out[mark] = .resumed(time: time, flushed: flushed) }
             case .initial(let time, _):
-                deliver(&entries, count: .none, time: time, kind: .initial, into: &out)
+                for i in entries.indices { deliver(&entries, i, coalesced: 0, time: time, kind: .initial, into: &out) }
             case .collapsed(_, let ordered):
                 if !ordered { Self.sortByEvent(&entries) }
-                deliver(&entries, count: .held, time: nil, kind: .collapsed, into: &out)
+                for i in entries.indices {
+                    deliver(&entries, i, coalesced: entries[i].count, time: entries[i].last, kind: .collapsed, into: &out)
+                }
             }
         }
         return out
@@ -73,71 +84,39 @@ struct Materializer {
         }
     }
 
-    /// What a delivered notification's `coalesced` says.
-    enum CoalescedCount {
-        /// 1: a live event.
-        case one
-        /// The entry's count: a flush or a collapsed backlog.
-        case held
-        /// 0: a current value, not an event.
-        case none
-    }
-
-    /// Appends a notification for each of `entries` that `changed` does not filter, in order, and
-    /// returns how many it appended. `time` is the notifications' time; `nil`: each entry's last event's.
+    /// Appends a notification for `entries[i]` unless `changed` filters it; returns whether it did.
     ///
-    /// The key and the value move out of each entry into its notification (the entries are not
-    /// read again). The slot table and the entries are walked through buffer pointers, so each
-    /// entry costs no uniqueness or bounds check of them; the slot table grows first, to the
-    /// largest key ID among the entries.
+    /// It takes the collection and an index rather than the entry, and reads the entry's fields
+    /// only where they are stored, after every change to `self`: given the entry itself, the
+    /// compiler copies all of it first (a retain and a release of its key and value per entry).
+    /// The key and the value move out of the entry into the notification; the entry is not read again.
     @discardableResult
-    private mutating func deliver(
-        _ entries: inout [HeldEntry], count: CoalescedCount, time: Duration?, kind: BusNotification.Kind,
+    private mutating func deliver<Entries: MutableCollection & RandomAccessCollection<HeldEntry>>(
+        _ entries: inout Entries, _ i: Entries.Index, coalesced: Int, time: Duration, kind: BusNotification.Kind,
         into out: inout [SubscriptionEvent]
-    ) -> Int {
-        guard !entries.isEmpty else { return 0 }
-        var largestKeyID: Int32 = 0
-        for i in entries.indices where entries[i].keyID > largestKeyID { largestKeyID = entries[i].keyID }
-        if Int(largestKeyID) >= slotOfKey.count {
-            slotOfKey.append(contentsOf: repeatElement(-1, count: Int(largestKeyID) + 1 - slotOfKey.count))
+    ) -> Bool {
+        let index = Int(entries[i].keyID)
+        if index >= slotOfKey.count {
+            slotOfKey.append(contentsOf: repeatElement(-1, count: index + 1 - slotOfKey.count))
         }
-        // Out of `self` while its buffer is in use, so `lastReceived` can change meanwhile.
-        var slots: [Int32] = []
-        swap(&slots, &slotOfKey)
-        defer { swap(&slots, &slotOfKey) }
-        var delivered = 0
-        slots.withUnsafeMutableBufferPointer { slots in
-            entries.withUnsafeMutableBufferPointer { entries in
-                for i in entries.indices {
-                    let keyIndex = Int(entries[i].keyID)
-                    let slot = Int(slots[keyIndex])
-                    // Not `nil`: JSONValue is ExpressibleByNilLiteral, and a bare `nil` here would be JSON null.
-                    let previous: JSONValue?
-                    if slot >= 0 {
-                        if policy == .changed, lastReceived[slot] == entries[i].value { continue }
-                        // The table keeps a copy of the new value; the old one moves out into `previous`.
-                        var last = entries[i].value
-                        swap(&last, &lastReceived[slot])
-                        previous = .some(last)
-                    } else {
-                        slots[keyIndex] = Int32(lastReceived.count)
-                        lastReceived.append(entries[i].value)
-                        previous = .none
-                    }
-                    let coalesced = switch count {
-                    case .one: 1
-                    case .held: entries[i].count
-                    case .none: 0
-                    }
-                    out.append(.notification(BusNotification(
-                        key: entries[i].takeKey(), value: entries[i].takeValue(), previous: previous,
-                        coalesced: coalesced, firstEventTime: entries[i].first, lastEventTime: entries[i].last,
-                        time: time ?? entries[i].last, kind: kind)))
-                    delivered += 1
-                }
-            }
+        let slot = Int(slotOfKey[index])
+        // Not `nil`: JSONValue is ExpressibleByNilLiteral, and a bare `nil` here would be JSON null.
+        let previous: JSONValue?
+        if slot >= 0 {
+            if policy == .changed, lastReceived[slot] == entries[i].value { return false }
+            // The table keeps a copy of the new value; the old one moves out into `previous`.
+            var last = entries[i].value
+            swap(&last, &lastReceived[slot])
+            previous = .some(last)
+        } else {
+            slotOfKey[index] = Int32(lastReceived.count)
+            lastReceived.append(entries[i].value)
+            previous = .none
         }
-        return delivered
+        out.append(.notification(BusNotification(
+            key: entries[i].takeKey(), value: entries[i].takeValue(), previous: previous, coalesced: coalesced,
+            firstEventTime: entries[i].first, lastEventTime: entries[i].last, time: time, kind: kind)))
+        return true
     }
 }
 
