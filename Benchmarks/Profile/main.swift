@@ -4,7 +4,8 @@
 //   perf record -g .build/release/Profile flush 1000
 // Scenarios: suspended (publish by key), handle (publish by handle), handle-at (by handle, time
 // given: no clock read), batch (by key, 4 per `publish(_:at:)`), active (publish + poll every 64),
-// flush (10 subscriptions: resume + poll of 1000 keys each), fanout (100 suspended subscribers).
+// flush (10 subscriptions: resume + poll of 1000 keys each), fanout (100 suspended subscribers),
+// fanout-active (a new bus per 1000 publishes to 100 active subscribers, each polled every 64).
 // The flush alone (resume, poll and freeing the events; not the publishes that fill the holds),
 // per key: ÷ (N × 10,000) of
 //   valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*flushAll*' .build/release/Profile flush N
@@ -60,6 +61,19 @@ case "fanout":
     for s in subscriptions { s.suspend() }
     for i in 0..<count { bus.publish(keys[i % 100], .integer(Int64(i))) }
     sink = subscriptions.count
+case "fanout-active":
+    // As the FanOut benchmark's samples: a new bus per 1000 publishes.
+    for _ in 0..<(count / 1000) {
+        let bus = NotificationBus()
+        let subscriptions = (0..<100).map { _ in bus.subscribe(["**"], policy: .latest) }
+        for key in keys { bus.publish(key, .integer(0)) }
+        for s in subscriptions { sink &+= s.poll().count }
+        for i in 0..<1000 {
+            bus.publish(keys[i % 100], .integer(Int64(i)))
+            if i % 64 == 63 { for s in subscriptions { sink &+= s.poll().count } }
+        }
+        for s in subscriptions { sink &+= s.poll().count }
+    }
 default:
     fatalError("unknown scenario \(scenario)")
 }
