@@ -94,8 +94,6 @@ struct Outbox {
     /// Items and live events waiting.
     var count: Int { items.count + live.count }
 
-    var isEmpty: Bool { items.isEmpty && live.isEmpty }
-
     mutating func append(_ item: PendingItem) {
         closeRun()
         items.append(item)
