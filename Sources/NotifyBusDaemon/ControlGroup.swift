@@ -1,3 +1,5 @@
+import NotifyBusSources
+
 /// What the kernel says of a process's cgroup v2 group: which group (`/proc/PID/cgroup`) and
 /// whether it is frozen (`cgroup.events`).
 public enum ControlGroup {

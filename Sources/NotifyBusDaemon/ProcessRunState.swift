@@ -1,3 +1,5 @@
+import NotifyBusSources
+
 /// Whether a process runs, as the state letter of `/proc/PID/stat` tells.
 ///
 /// /proc cannot tell a frozen process from a sleeping one (both read `S`): frozen is what

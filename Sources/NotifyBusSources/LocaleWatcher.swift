@@ -127,7 +127,7 @@ final class LocaleWatcher: DBusSourceWatcher<LocaleConfiguration> {
     @discardableResult
     private func readFiles() -> Bool {
         for path in configuration.files {
-            guard let text = contentsOfFile(path) else { continue }
+            guard let text = SmallFile.text(of: path) else { continue }
             publish(LocaleSource.entries(fromFile: text), from: path)
             return true
         }

@@ -108,20 +108,3 @@ struct TZifReader {
         return high << 32 | UInt64(try uint32())
     }
 }
-
-/// The bytes of `path` (up to 1 MiB), or `nil` when it cannot be opened.
-func bytesOfFile(_ path: String) -> [UInt8]? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 16_384)
-    while bytes.count < 1 << 20 {
-        let n = read(fd, &chunk, chunk.count)
-        if n < 0 && errno == EINTR { continue }
-        if n < 0 { return nil }
-        if n == 0 { break }
-        bytes += chunk[0..<n]
-    }
-    return bytes
-}

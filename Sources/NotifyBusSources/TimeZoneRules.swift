@@ -86,7 +86,9 @@ public struct TimeZoneRules: Sendable, Hashable {
     /// Reads the zoneinfo file at `path` (at most 1 MiB).
     /// - Throws: `FormatError` when it cannot be read or is not TZif.
     public init(contentsOfFile path: String) throws(FormatError) {
-        guard let bytes = bytesOfFile(path) else { throw FormatError("cannot read \(path)") }
+        guard case .success(let bytes) = SmallFile.contents(of: path, limit: 1 << 20) else {
+            throw FormatError("cannot read \(path)")
+        }
         do {
             try self.init(tzif: bytes)
         } catch {

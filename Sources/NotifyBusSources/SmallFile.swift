@@ -4,26 +4,27 @@ import Glibc
 import Musl
 #endif
 
-/// Reads small files of /proc and of the cgroup file system, whose size `stat` does not tell
-/// (it says 0 or 4096): read until end of file, up to a limit.
-enum SmallFile {
+/// Reads small files: configuration and zoneinfo files, and those of /proc and of the cgroup file
+/// system, whose size `stat` does not tell (it says 0 or 4096): read until end of file, up to a
+/// limit. Shared by the sources and the daemon.
+package enum SmallFile {
     /// Why a file could not be read.
-    struct ReadError: Error, Equatable {
+    package struct ReadError: Error, Equatable {
         /// The `errno` of `open` or `read`.
-        let errno: Int32
+        package let errno: Int32
 
         /// Whether the file is not there, or no longer (`ENOENT`; `ESRCH` from a process's files
         /// once it has exited).
-        var isMissing: Bool { errno == ENOENT || errno == ESRCH || errno == ENODEV }
+        package var isMissing: Bool { errno == ENOENT || errno == ESRCH || errno == ENODEV }
     }
 
     /// The first `limit` bytes of the file at `path`. Wraps `open` and `read`.
     ///
-    /// It reads through a buffer on the stack: a 4 KiB buffer from `malloc` on every read (the
-    /// daemon reads a `/proc/PID/stat` after each send) is a request large enough that glibc
+    /// It reads through a buffer on the stack: a 4 KiB buffer from `malloc` on every read (notifybusd
+    /// reads a `/proc/PID/stat` after each send) is a request large enough that glibc
     /// first consolidates its fast bins (`malloc_consolidate`, at the top of a `perf` profile of
     /// the daemon in its latency benchmark).
-    static func contents(of path: String, limit: Int = 65_536) -> Result<[UInt8], ReadError> {
+    package static func contents(of path: String, limit: Int = 65_536) -> Result<[UInt8], ReadError> {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return .failure(ReadError(errno: errno)) }
         defer { close(fd) }
@@ -43,10 +44,16 @@ enum SmallFile {
     }
 
     /// Whether the file at `path` can be opened for reading. Wraps `open`.
-    static func isReadable(_ path: String) -> Bool {
+    package static func isReadable(_ path: String) -> Bool {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return false }
         close(fd)
         return true
+    }
+
+    /// The text of the file at `path` (UTF-8, up to `limit` bytes), or `nil` when it cannot be read.
+    package static func text(of path: String, limit: Int = 1 << 20) -> String? {
+        guard case .success(let bytes) = contents(of: path, limit: limit) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
