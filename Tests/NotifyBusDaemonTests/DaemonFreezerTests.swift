@@ -6,12 +6,6 @@ import Testing
 import Glibc
 #endif
 
-/// Test cgroups under the writable cgroup2 mount (the freezer tests run in CI always, and fail
-/// there without one), cleaned up when the test ends.
-func freezerGroups() throws -> TestCgroups {
-    TestCgroups(mount: try #require(FreezerEnvironment.mount, "no writable cgroup2 mount (as root) in /proc/self/mountinfo"))
-}
-
 /// The daemon follows its subscribers' lives (CONTRACT.md §5.3): the Python client's process
 /// frozen through a real cgroup v2 group (or its parent), or stopped with SIGSTOP.
 @Suite("notifybusd and the freezer", .serialized)

@@ -119,12 +119,11 @@ struct ProcessLifeWatcherTests {
     }
 
     @Test(.enabled(if: FreezerEnvironment.testsRun)) func aFreezeAndAThawOfTheGroupAreReported() async throws {
-        let mount = try #require(FreezerEnvironment.mount, "no writable cgroup2 mount (as root)")
-        let cgroups = TestCgroups(mount: mount)
+        let cgroups = try freezerGroups()
         defer { cgroups.cleanUp() }
         let group = try cgroups.make()
         let sleeper = try cgroups.spawnSleeper(in: group)
-        let harness = try WatcherHarness(mounts: [mount])
+        let harness = try WatcherHarness(mounts: [cgroups.mount])
         let token = try await harness.follow(pid: sleeper.pid)
         #expect(try await harness.watchedFiles == [try cgroups.directory(group) + "/cgroup.events"])
         #expect(try await harness.canRun(token))
@@ -143,13 +142,12 @@ struct ProcessLifeWatcherTests {
     }
 
     @Test(.enabled(if: FreezerEnvironment.testsRun)) func anAncestorsFreezeIsReported() async throws {
-        let mount = try #require(FreezerEnvironment.mount, "no writable cgroup2 mount (as root)")
-        let cgroups = TestCgroups(mount: mount)
+        let cgroups = try freezerGroups()
         defer { cgroups.cleanUp() }
         let parent = try cgroups.make()
         let child = try cgroups.make("B")
         let sleeper = try cgroups.spawnSleeper(in: child)
-        let harness = try WatcherHarness(mounts: [mount])
+        let harness = try WatcherHarness(mounts: [cgroups.mount])
         _ = try await harness.follow(pid: sleeper.pid)
         // Only the process's own group is watched.
         #expect(try await harness.watchedFiles == [try cgroups.directory(child) + "/cgroup.events"])
@@ -162,13 +160,12 @@ struct ProcessLifeWatcherTests {
     }
 
     @Test(.enabled(if: FreezerEnvironment.testsRun)) func processesOfOneGroupShareOneWatch() async throws {
-        let mount = try #require(FreezerEnvironment.mount, "no writable cgroup2 mount (as root)")
-        let cgroups = TestCgroups(mount: mount)
+        let cgroups = try freezerGroups()
         defer { cgroups.cleanUp() }
         let group = try cgroups.make()
         let first = try cgroups.spawnSleeper(in: group)
         let second = try cgroups.spawnSleeper(in: group)
-        let harness = try WatcherHarness(mounts: [mount])
+        let harness = try WatcherHarness(mounts: [cgroups.mount])
         let firstToken = try await harness.follow(pid: first.pid)
         let secondToken = try await harness.follow(pid: second.pid)
         #expect(try await harness.watchedFiles.count == 1)
@@ -193,12 +190,11 @@ struct ProcessLifeWatcherTests {
     }
 
     @Test(.enabled(if: FreezerEnvironment.testsRun)) func aFrozenProcessThatIsStoppedRunsOnlyWhenBothEnd() async throws {
-        let mount = try #require(FreezerEnvironment.mount, "no writable cgroup2 mount (as root)")
-        let cgroups = TestCgroups(mount: mount)
+        let cgroups = try freezerGroups()
         defer { cgroups.cleanUp() }
         let group = try cgroups.make()
         let sleeper = try cgroups.spawnSleeper(in: group)
-        let harness = try WatcherHarness(mounts: [mount])
+        let harness = try WatcherHarness(mounts: [cgroups.mount])
         let token = try await harness.follow(pid: sleeper.pid)
         kill(sleeper.pid, SIGSTOP)
         #expect(await waitUntil(sleeper.pid, is: .stopped))
@@ -217,14 +213,13 @@ struct ProcessLifeWatcherTests {
     }
 
     @Test(.enabled(if: FreezerEnvironment.testsRun)) func nothingIsArmedWhileNothingChanges() async throws {
-        let mount = try #require(FreezerEnvironment.mount, "no writable cgroup2 mount (as root)")
-        let cgroups = TestCgroups(mount: mount)
+        let cgroups = try freezerGroups()
         defer { cgroups.cleanUp() }
         let group = try cgroups.make()
         let inGroup = try cgroups.spawnSleeper(in: group)
         let inRoot = try Spawned("/bin/sleep", ["600"], environment: environment(with: [:]), log: "/dev/null")
         defer { inRoot.terminate(signal: SIGKILL) }
-        let harness = try WatcherHarness(mounts: [mount])
+        let harness = try WatcherHarness(mounts: [cgroups.mount])
         let tokens = [try await harness.follow(pid: inGroup.pid), try await harness.follow(pid: inRoot.pid)]
         for token in tokens { #expect(try await harness.check(token)) }
         try await Task.sleep(for: .milliseconds(1500))

@@ -1,6 +1,7 @@
 import NotifyBusDaemon
 import Synchronization
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -25,6 +26,13 @@ enum FreezerEnvironment {
 
     /// Whether the environment variable `CI` is set.
     static var isCI: Bool { getenv("CI") != nil }
+}
+
+/// Test cgroups under the writable cgroup2 mount (the freezer tests run in CI always, and fail
+/// there without one), cleaned up when the test ends
+/// (`defer { cgroups.cleanUp() }`).
+func freezerGroups() throws -> TestCgroups {
+    TestCgroups(mount: try #require(FreezerEnvironment.mount, "no writable cgroup2 mount (as root) in /proc/self/mountinfo"))
 }
 
 /// Groups a test makes under a cgroup2 mount (`nb-test-<pid>-<n>` and below), the processes it
