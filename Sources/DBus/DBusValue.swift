@@ -69,6 +69,28 @@ public indirect enum DBusValue: Sendable, Hashable {
     }
 }
 
+extension DBusValue {
+    /// Whether the value's signature is `expected`: `signature == expected`, without building
+    /// the signature of an array or a dictionary (the check of every element of an array).
+    func hasSignature(_ expected: String) -> Bool {
+        switch self {
+        case .array(let element, _):
+            var rest = expected.utf8[...]
+            return rest.popFirst() == UInt8(ascii: "a") && rest.elementsEqual(element.utf8)
+        case .dictionary(let key, let value, _):
+            let bytes = expected.utf8
+            guard bytes.count == key.utf8.count + value.utf8.count + 3 else { return false }
+            var rest = bytes[...]
+            guard rest.popFirst() == UInt8(ascii: "a"), rest.popFirst() == UInt8(ascii: "{"),
+                  rest.popLast() == UInt8(ascii: "}"), rest.starts(with: key.utf8)
+            else { return false }
+            return rest.dropFirst(key.utf8.count).elementsEqual(value.utf8)
+        default:
+            return signature == expected
+        }
+    }
+}
+
 /// One entry of a D-Bus dictionary (`a{KV}`).
 public struct DBusDictionaryEntry: Sendable, Hashable {
     /// The key, of a basic type.
@@ -184,7 +206,7 @@ extension DBusValue {
     public func validate() throws(DBusError) {
         switch self {
         case .string(let s):
-            if s.utf8.contains(0) { throw .invalidArgs("a string contains NUL") }
+            if containsNUL(s) { throw .invalidArgs("a string contains NUL") }
         case .objectPath(let p):
             if !DBusNames.isValidObjectPath(p) { throw .invalidArgs("invalid object path '\(p)'") }
         case .signature(let g):
@@ -196,7 +218,7 @@ extension DBusValue {
                 throw DBusError(name: DBusError.Name.invalidSignature, message: "invalid array element signature '\(element)'")
             }
             for value in values {
-                guard value.signature == element else {
+                guard value.hasSignature(element) else {
                     throw .invalidArgs("array of '\(element)' holds a '\(value.signature)'")
                 }
                 try value.validate()
@@ -206,7 +228,7 @@ extension DBusValue {
                 throw DBusError(name: DBusError.Name.invalidSignature, message: "invalid dictionary signature 'a{\(key)\(valueType)}'")
             }
             for entry in entries {
-                guard entry.key.signature == key, entry.value.signature == valueType else {
+                guard entry.key.hasSignature(key), entry.value.hasSignature(valueType) else {
                     throw .invalidArgs("dictionary 'a{\(key)\(valueType)}' holds '\(entry.key.signature)' → '\(entry.value.signature)'")
                 }
                 try entry.key.validate()

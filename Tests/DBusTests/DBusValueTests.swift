@@ -59,6 +59,45 @@ struct DBusValueTests {
         for value in everyKind { #expect(throws: Never.self) { try value.validate() } }
     }
 
+    /// An array's or a dictionary's elements are checked against its element signature: every
+    /// value of every kind fits the signature it has and no other.
+    @Test func elementsMustHaveTheElementSignature() {
+        let signatures = Set(everyKind.map(\.signature) + ["a{ss}", "a{uv}", "aa{sv}", "a{sas}", "as", "ai", "(ss)", "(s)", "a(sv)", "ax"])
+        for value in everyKind {
+            for signature in signatures {
+                let fits = value.signature == signature
+                let array = DBusValue.array(elementSignature: signature, [value])
+                let dictionary = DBusValue.dictionary(
+                    keySignature: "s", valueSignature: signature, [DBusDictionaryEntry(key: .string("k"), value: value)])
+                #expect(((try? array.validate()) != nil) == fits, "\(value.signature) in a\(signature)")
+                #expect(((try? dictionary.validate()) != nil) == fits, "\(value.signature) in a{s\(signature)}")
+            }
+        }
+    }
+
+    @Test func aNULIsFoundInStringsOfEveryLength() {
+        for text in ["", "short", "a string longer than fifteen bytes, so not a small string", "grüße ✓ über fünfzehn Bytes"] {
+            #expect(throws: Never.self) { try DBusValue.string(text).validate() }
+            for position in [0, text.count / 2, text.count] {
+                var withNUL = text
+                withNUL.insert("\u{0}", at: withNUL.index(withNUL.startIndex, offsetBy: position))
+                #expect(throws: DBusError.self) { try DBusValue.string(withNUL).validate() }
+                #expect(!DBusNames.isValidObjectPath("/a" + withNUL))
+            }
+        }
+    }
+
+    @Test func singleCompleteTypesOfOneCode() {
+        for code in "ybnqiuxtdsoghv" { #expect(DBusSignatures.isSingleCompleteType(String(code)), "\(code)") }
+        for code in "a({})rez" { #expect(!DBusSignatures.isSingleCompleteType(String(code)), "\(code)") }
+        #expect(DBusSignatures.isSingleCompleteType("a{sv}"))
+        #expect(!DBusSignatures.isSingleCompleteType("ss"))
+        #expect(!DBusSignatures.isSingleCompleteType(""))
+        // A code that is no type is refused, not passed to libdbus (whose check aborts).
+        #expect(!DBusSignatures.isBasicType("z"))
+        #expect(throws: DBusError.self) { try DBusValue.dictionary(keySignature: "z", valueSignature: "s", []).validate() }
+    }
+
     @Test func addressesHonourTheEnvironment() throws {
         let env = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/tmp/x", "DBUS_SESSION_BUS_ADDRESS": "unix:path=/tmp/y"]
         #expect(try DBusAddress.system.resolve(environment: { env[$0] }) == "unix:path=/tmp/x")
