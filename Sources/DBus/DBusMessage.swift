@@ -54,6 +54,17 @@ public final class DBusMessage {
         return message
     }
 
+    /// A copy of the message from `path`, to `destination` (none: a broadcast). Wraps
+    /// `dbus_message_copy`: the copy has no serial and can be sent, even when this one was.
+    func copy(path: ObjectPath, destination: BusName?) throws(DBusError) -> DBusMessage {
+        guard let made = dbus_message_copy(pointer) else { throw .noMemory }
+        let message = DBusMessage(adopting: made)
+        guard path.rawValue.withCString({ dbus_message_set_path(made, $0) }) != 0,
+              withOptionalCString(destination?.rawValue, { dbus_message_set_destination(made, $0) }) != 0
+        else { throw .noMemory }
+        return message
+    }
+
     /// What kind of message it is.
     public enum Kind: Sendable, Equatable {
         /// A method call.

@@ -43,6 +43,10 @@ final class BusService {
     var followers: [BusName: Follower] = [:]
     /// Each source's status, in the order given.
     var sources: [(name: String, status: String, reason: String)] = []
+    /// The last `Events` signal marshalled and the events it carries: one change reaches every
+    /// subscription of the same keys as the same events, so it is marshalled once and copied for
+    /// each (the signal is a function of the events and `origin` alone).
+    var lastSignal: (events: [SubscriptionEvent], signal: DBusPreparedSignal)?
 
     init(
         connection: DBusConnection, bus: NotificationBus, loop: EventLoopThread, life: ProcessLifeWatcher?,
@@ -155,11 +159,17 @@ final class BusService {
     /// queue), and the subscription is suspended after it.
     func send(_ events: [SubscriptionEvent], of number: UInt64) {
         guard !events.isEmpty, let entry = table.entries[number], let path = live[number]?.path else { return }
-        let argument = EventElements.signalArgument(events, origin: origin)
         do {
-            try connection.emitSignal(
-                path: path, interface: BusInterface.subscriptionInterface, member: BusInterface.eventsSignal,
-                arguments: [argument], destination: entry.owner)
+            let signal: DBusPreparedSignal
+            if let last = lastSignal, last.events == events {
+                signal = last.signal
+            } else {
+                signal = try DBusPreparedSignal(
+                    path: path, interface: BusInterface.subscriptionInterface, member: BusInterface.eventsSignal,
+                    arguments: [EventElements.signalArgument(events, origin: origin)], destination: entry.owner)
+                lastSignal = (events, signal)
+            }
+            try connection.emitSignal(signal, path: path, destination: entry.owner)
         } catch {
             logger.warning("could not send events", metadata: ["peer": "\(entry.owner)", "error": "\(error)"])
         }

@@ -210,4 +210,52 @@ struct DBusServerTests {
         await second.close()
         await server.close()
     }
+
+    /// A signal prepared once goes out from each path to each destination it is given, with the
+    /// same arguments; and the template it was copied from is never sent itself.
+    @Test func aPreparedSignalIsEmittedFromAnyPathToAnyDestination() async throws {
+        let (bus, server, client) = try await servedBus()
+        defer { withExtendedLifetime(bus) {} }
+        let second = try DBusClient(address: bus.dbusAddress)
+        let firstName = try await client.waitUntilConnected()
+        let secondName = try await second.waitUntilConnected()
+        let rule = DBusMatchRule(interface: "org.notifybus.Values", member: "Everything")
+        var atFirst = await client.signals(matching: rule).makeAsyncIterator()
+        var atSecond = await second.signals(matching: rule).makeAsyncIterator()
+
+        let sent = try await server.connection { connection in
+            Result { () throws(DBusError) in
+                let signal = try DBusPreparedSignal(
+                    path: "/one", interface: "org.notifybus.Values", member: "Everything", arguments: everyKind,
+                    destination: firstName)
+                try connection.emitSignal(signal, path: "/one", destination: firstName)
+                try connection.emitSignal(signal, path: "/two", destination: secondName)
+                try connection.emitSignal(signal, path: "/three")
+                // Its own path and destination again: a copy (the prepared message was sent).
+                try connection.emitSignal(signal, path: "/one", destination: firstName)
+                return signal.arguments
+            }
+        }.get()
+        #expect(sent == everyKind)
+        for (iterator, name, path) in [(0, firstName, "/one"), (1, secondName, "/two")] {
+            let unicast = try #require(iterator == 0 ? await atFirst.next() : await atSecond.next())
+            #expect(unicast.path.rawValue == path)
+            #expect(unicast.destination == name)
+            #expect(unicast.arguments == everyKind)
+            let broadcast = try #require(iterator == 0 ? await atFirst.next() : await atSecond.next())
+            #expect(broadcast.path == "/three")
+            #expect(broadcast.destination == nil)
+            #expect(broadcast.arguments == everyKind)
+        }
+        let again = try #require(await atFirst.next())
+        #expect(again.path == "/one" && again.destination == firstName && again.arguments == everyKind)
+        // Values that cannot be sent are refused when the signal is prepared.
+        let refused = try await server.connection { _ in
+            (try? DBusPreparedSignal(path: "/", interface: "a.b", member: "C", arguments: [.string("nul\u{0}")])) == nil
+        }
+        #expect(refused)
+        await client.close()
+        await second.close()
+        await server.close()
+    }
 }

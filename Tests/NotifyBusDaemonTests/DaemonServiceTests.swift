@@ -63,6 +63,29 @@ struct DaemonServiceTests {
         stop(client)
     }
 
+    /// One change reaches every subscription to its key, each signal from that subscription's own
+    /// object path to its own owner (the daemon marshals the signal once and copies it for each).
+    @Test func oneChangeReachesEverySubscriptionFromItsOwnPath() async throws {
+        let bed = try await DaemonBed()
+        let (first, firstPath) = try bed.pythonClient(["network/**"])
+        let (second, secondPath) = try bed.pythonClient(["network/**"])
+        #expect(firstPath != secondPath)
+        try await bed.setConnectivity(1)
+        for (client, path) in [(first, firstPath), (second, secondPath)] {
+            let live = try #require(bed.lines(of: client, until: isNotification("network/connectivity", "none")))
+            #expect(live.last?["subscriber"] == .string(path))
+            #expect(live.last?["coalesced"] == 1)
+        }
+        try await bed.setConnectivity(2)
+        for (client, path) in [(first, firstPath), (second, secondPath)] {
+            let live = try #require(bed.lines(of: client, until: isNotification("network/connectivity", "portal")))
+            #expect(live.last?["subscriber"] == .string(path))
+            #expect(live.last?["previous"] == "none")
+        }
+        stop(first)
+        stop(second)
+    }
+
     @Test func onlyTheOwnerMayTouchASubscription() async throws {
         let bed = try await DaemonBed()
         let (client, path) = try bed.pythonClient(["network/connectivity"])
