@@ -97,8 +97,8 @@ extension DBusConnection {
     /// Emits `signal` from `path`: broadcast, or unicast to `destination`. Its arguments were
     /// checked and marshalled once, when it was prepared. The first emission from the path and
     /// to the destination it was prepared with sends the prepared message itself; any other
-    /// copies it (`dbus_message_copy`) and sets the path and destination, which costs about a
-    /// third of marshalling an `aa{sv}` through libdbus's iterators again.
+    /// copies it (`dbus_message_copy`) and sets the path and destination, instead of marshalling
+    /// the arguments again through libdbus's iterators.
     /// - Throws: `DBusError` (`NoMemory`), `Disconnected` when not connected.
     public func emitSignal(_ signal: DBusPreparedSignal, path: ObjectPath, destination: BusName? = nil) throws(DBusError) {
         guard let link, isConnected else { throw .disconnected() }
@@ -110,8 +110,6 @@ extension DBusConnection {
 /// any destination (`DBusConnection.emitSignal(_:path:destination:)`): one change sent to many
 /// subscribers. Used on its connection's loop.
 public final class DBusPreparedSignal {
-    /// The arguments it carries.
-    public let arguments: [DBusValue]
     private let prepared: DBusMessage
     private let path: ObjectPath
     private let destination: BusName?
@@ -125,7 +123,6 @@ public final class DBusPreparedSignal {
     ) throws(DBusError) {
         prepared = try DBusMessage.signal(path: path, interface: interface, member: member, destination: destination)
         try prepared.append(arguments)
-        self.arguments = arguments
         self.path = path
         self.destination = destination
     }

@@ -212,7 +212,7 @@ struct DBusServerTests {
     }
 
     /// A signal prepared once goes out from each path to each destination it is given, with the
-    /// same arguments; and the template it was copied from is never sent itself.
+    /// same arguments: the prepared message itself the first time, copies after it.
     @Test func aPreparedSignalIsEmittedFromAnyPathToAnyDestination() async throws {
         let (bus, server, client) = try await servedBus()
         defer { withExtendedLifetime(bus) {} }
@@ -223,7 +223,7 @@ struct DBusServerTests {
         var atFirst = await client.signals(matching: rule).makeAsyncIterator()
         var atSecond = await second.signals(matching: rule).makeAsyncIterator()
 
-        let sent = try await server.connection { connection in
+        try await server.connection { connection in
             Result { () throws(DBusError) in
                 let signal = try DBusPreparedSignal(
                     path: "/one", interface: "org.notifybus.Values", member: "Everything", arguments: everyKind,
@@ -233,10 +233,8 @@ struct DBusServerTests {
                 try connection.emitSignal(signal, path: "/three")
                 // Its own path and destination again: a copy (the prepared message was sent).
                 try connection.emitSignal(signal, path: "/one", destination: firstName)
-                return signal.arguments
             }
         }.get()
-        #expect(sent == everyKind)
         for (iterator, name, path) in [(0, firstName, "/one"), (1, secondName, "/two")] {
             let unicast = try #require(iterator == 0 ? await atFirst.next() : await atSecond.next())
             #expect(unicast.path.rawValue == path)
