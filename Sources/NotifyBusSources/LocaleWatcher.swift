@@ -120,7 +120,7 @@ final class LocaleWatcher: DBusSourceWatcher<LocaleConfiguration> {
         let (object, invalid) = LocaleSource.object(from: entries)
         for entry in invalid { problem("\(origin): '\(entry)' is not NAME=value; skipped") }
         known = true
-        bus.publishIfChanged("locale", .object(object))
+        bus.publishSourceValue("locale", .object(object), problem: problem)
     }
 
     /// Reads the first locale file that exists; returns whether one was read.

@@ -74,7 +74,7 @@ final class LoginWatcher: DBusSourceWatcher<LoginConfiguration> {
                     problem("PreparingForSleep has type '\(value.signature)' (\(value)), expected 'b'; skipped", key: "system/sleep", peer: Self.service.rawValue)
                 }
             }
-            bus.publishIfChanged("system/sleep", sleeping ? "sleeping" : "awake")
+            bus.publishSourceValue("system/sleep", sleeping ? "sleeping" : "awake", problem: problem)
             report(.running)
             if session == nil { lookUpSession() }
         case .loadFailed(let error):
@@ -93,7 +93,7 @@ final class LoginWatcher: DBusSourceWatcher<LoginConfiguration> {
                 key: "system/sleep", peer: signal.sender.rawValue)
             return
         }
-        bus.publishIfChanged("system/sleep", sleeping ? "sleeping" : "awake")
+        bus.publishSourceValue("system/sleep", sleeping ? "sleeping" : "awake", problem: problem)
         if !sleeping { configuration.onWake?() }
     }
 
@@ -172,6 +172,6 @@ final class LoginWatcher: DBusSourceWatcher<LoginConfiguration> {
             problem("LockedHint has type '\(value.signature)' (\(value)), expected 'b'; skipped", key: "session/locked", peer: Self.service.rawValue)
             return
         }
-        bus.publishIfChanged("session/locked", .bool(locked))
+        bus.publishSourceValue("session/locked", .bool(locked), problem: problem)
     }
 }

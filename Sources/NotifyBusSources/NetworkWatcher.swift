@@ -56,7 +56,8 @@ final class NetworkWatcher: DBusSourceWatcher<NetworkConfiguration> {
             problem("\(property) has type '\(value.signature)' (\(value)), expected 'u'; skipped", key: key, peer: Self.service.rawValue)
             return
         }
-        bus.publishIfChanged(
-            key, property == "Connectivity" ? .string(NetworkSource.connectivity(state)) : NetworkSource.metered(state))
+        bus.publishSourceValue(
+            key, property == "Connectivity" ? .string(NetworkSource.connectivity(state)) : NetworkSource.metered(state),
+            problem: problem)
     }
 }

@@ -75,10 +75,10 @@ final class PortalSettingsWatcher: DBusSourceWatcher<PortalSettingsConfiguration
                 guard case .string(let name) = setting.key else { continue }
                 let key = PortalSettingsSource.key(namespace: namespace, key: name)
                 seen.insert(key)
-                bus.publishIfChanged(key, PortalSettingsSource.json(from: setting.value))
+                bus.publishSourceValue(key, PortalSettingsSource.json(from: setting.value), problem: problem)
             }
         }
-        for key in published.subtracting(seen).sorted() { bus.publishIfChanged(key, .null) }
+        for key in published.subtracting(seen).sorted() { bus.publishSourceValue(key, .null, problem: problem) }
         published = seen
     }
 
@@ -93,6 +93,6 @@ final class PortalSettingsWatcher: DBusSourceWatcher<PortalSettingsConfiguration
         guard PortalSettingsSource.selects(configuration.namespaces, namespace: namespace) else { return }
         let key = PortalSettingsSource.key(namespace: namespace, key: name)
         published.insert(key)
-        bus.publishIfChanged(key, PortalSettingsSource.json(from: value))
+        bus.publishSourceValue(key, PortalSettingsSource.json(from: value), problem: problem)
     }
 }

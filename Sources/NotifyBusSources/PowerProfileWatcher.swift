@@ -82,7 +82,7 @@ final class PowerProfileWatcher: DBusSourceWatcher<PowerProfileConfiguration> {
             report(.running)
             return
         }
-        bus.publishIfChanged(Self.key, .string(profile))
+        bus.publishSourceValue(Self.key, .string(profile), problem: problem)
         report(.running)
     }
 }

@@ -110,7 +110,7 @@ final class SensorProxyWatcher: DBusSourceWatcher<SensorProxyConfiguration> {
         case .reportProblem(let message):
             problem(message)
         case .publish(let key, let value):
-            bus.publishIfChanged(key, value)
+            bus.publishSourceValue(key, value, problem: problem)
         case .readProperties:
             sensorProxy.reloadProperties()
         case .claim(let sensor, let epoch):

@@ -126,9 +126,9 @@ final class TimeWatcher: DBusSourceWatcher<TimeConfiguration> {
     private func evaluate() -> Int64 {
         let (zone, rules) = currentZone()
         let now = configuration.clock.now()
-        if let zone { bus.publishIfChanged("time/zone", .string(zone)) }
-        bus.publishIfChanged("time/utc-offset", .integer(Int64(rules.offset(at: now))))
-        bus.publishIfChanged("time/date", .string(rules.localDate(at: now)))
+        if let zone { bus.publishSourceValue("time/zone", .string(zone), problem: problem) }
+        bus.publishSourceValue("time/utc-offset", .integer(Int64(rules.offset(at: now))), problem: problem)
+        bus.publishSourceValue("time/date", .string(rules.localDate(at: now)), problem: problem)
         return min(rules.nextMidnight(after: now), rules.nextTransition(after: now) ?? .max)
     }
 

@@ -199,7 +199,7 @@ final class UdevSubsystemWatcher<Reading: UdevDeviceReading>: ConfiguredWatcher 
         }
         var keys = devices[name] ?? []
         for (key, value) in values {
-            bus.publishIfChanged(key, value)
+            bus.publishSourceValue(key, value, problem: problem)
             if !keys.contains(key) { keys.append(key) }
         }
         devices[name] = keys
@@ -209,7 +209,7 @@ final class UdevSubsystemWatcher<Reading: UdevDeviceReading>: ConfiguredWatcher 
     private func deviceWentAway(_ name: String) {
         skipped[name] = nil
         guard let keys = devices.removeValue(forKey: name) else { return }
-        for key in keys { bus.publishIfChanged(key, .null) }
+        for key in keys { bus.publishSourceValue(key, .null, problem: problem) }
     }
 
     private func updateStatus() {

@@ -178,6 +178,33 @@ struct PortalSettingsSourceTests {
 
 @Suite("Settings variant → JSON")
 struct SettingsMappingTests {
+    /// A value whose JSON text passes 65,536 bytes is not published: the key keeps its previous
+    /// value, the problem is logged with the key and the length, and later values flow.
+    @Test func aValueOver64KiBOfJSONIsRefusedAndTheKeyKeepsItsValue() async throws {
+        let portal = try await startPortal(version: 2)
+        let running = makeSource()
+        let font = key(gnome, "font-name")
+        try await setSetting(gnome, "font-name", .string("Cantarell 11"))
+        #expect(await running.waitFor(font, "Cantarell 11"))
+        // 65,534 letters and two quotes: exactly 65,536 bytes of JSON, published.
+        let longest = String(repeating: "a", count: 65_534)
+        try await setSetting(gnome, "font-name", .string(longest))
+        #expect(await running.waitFor(font, .string(longest)))
+        // One more byte: refused.
+        try await setSetting(gnome, "font-name", .string(longest + "a"))
+        // Escapes count as written: 10,923 U+0001 are 65,540 bytes of JSON (`\u0001` each).
+        try await setSetting(gnome, "font-name", .string(String(repeating: "\u{01}", count: 10_923)))
+        try await setSetting(gnome, "font-name", .string("Cantarell 12"))
+        #expect(await running.waitFor(font, "Cantarell 12"))
+        #expect(running.values(font) == ["Cantarell 11", .string(longest), "Cantarell 12"])
+        let problems = running.problems.all.filter { $0.level == .warning && $0.metadata["key"] == .string(font) }
+        #expect(problems.count == 2)
+        #expect(problems.first?.message.contains("65537 bytes") == true)
+        #expect(problems.last?.message.contains("65540 bytes") == true)
+        try await running.stop()
+        _ = portal
+    }
+
     @Test func everyTypeMaps() {
         let json = PortalSettingsSource.json
         #expect(json(.uint32(1)) == .integer(1))
