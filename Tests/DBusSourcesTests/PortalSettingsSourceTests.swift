@@ -174,10 +174,7 @@ struct PortalSettingsSourceTests {
         try await running.stop()
         _ = second
     }
-}
 
-@Suite("Settings variant → JSON")
-struct SettingsMappingTests {
     /// A value whose JSON text passes 65,536 bytes is not published: the key keeps its previous
     /// value, the problem is logged with the key and the length, and later values flow.
     @Test func aValueOver64KiBOfJSONIsRefusedAndTheKeyKeepsItsValue() async throws {
@@ -204,7 +201,10 @@ struct SettingsMappingTests {
         try await running.stop()
         _ = portal
     }
+}
 
+@Suite("Settings variant → JSON")
+struct SettingsMappingTests {
     @Test func everyTypeMaps() {
         let json = PortalSettingsSource.json
         #expect(json(.uint32(1)) == .integer(1))
