@@ -13,7 +13,7 @@ enum DaemonProcess {
     /// process started), in bytes; 0 when unreadable.
     static func bytes(_ field: String, of pid: pid_t) -> Int {
         for line in (readFile("/proc/\(pid)/status") ?? "").split(separator: "\n") where line.hasPrefix(field + ":") {
-            let number = line.dropFirst(field.count + 1).split(separator: " ").first.flatMap { Int($0) } ?? 0
+            let number = line.dropFirst(field.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int($0) } ?? 0
             return number * 1024
         }
         return 0

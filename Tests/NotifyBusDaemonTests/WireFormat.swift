@@ -235,6 +235,16 @@ struct WireMessage: Sendable {
         try DBusMessage.demarshal(bytes).arguments()
     }
 
+    /// The first argument when it is a string or object path, read straight from the body.
+    var firstString: String? {
+        guard signature.first == "s" || signature.first == "o" else { return nil }
+        let slice = bytes[...]
+        let big = bytes[0] == UInt8(ascii: "B")
+        let bodyStart = (16 + Int(Wire.readUInt32(slice, at: 12, bigEndian: big)) + 7) & ~7
+        let length = Int(Wire.readUInt32(slice, at: bodyStart, bigEndian: big))
+        return String(decoding: bytes[(bodyStart + 4)..<(bodyStart + 4 + length)], as: UTF8.self)
+    }
+
     /// Whether this is an `Events` signal of a subscription.
     var isEvents: Bool { type == .signal && member == "Events" && interface == "org.notifybus.Subscription1" }
 
