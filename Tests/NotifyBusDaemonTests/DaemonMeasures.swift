@@ -158,13 +158,21 @@ extension RawBusConnection {
     func elements(
         until predicate: ([String: DBusValue]) -> Bool, timeout: Duration = .seconds(10)
     ) throws -> [[String: DBusValue]]? {
+        try elements(untilAll: { $0.last.map(predicate) ?? false }, timeout: timeout)
+    }
+
+    /// The elements of the `Events` signals that arrive until those so far satisfy `predicate`;
+    /// `nil` when they did not within `timeout`.
+    func elements(
+        untilAll predicate: ([[String: DBusValue]]) -> Bool, timeout: Duration = .seconds(10)
+    ) throws -> [[String: DBusValue]]? {
         var found: [[String: DBusValue]] = []
         let deadline = ContinuousClock.now + timeout
         while let message = try receive(timeout: deadline - ContinuousClock.now) {
             guard message.isEvents else { continue }
             for element in try message.elements() {
                 found.append(element)
-                if predicate(element) { return found }
+                if predicate(found) { return found }
             }
         }
         return nil
@@ -173,6 +181,14 @@ extension RawBusConnection {
 
 struct SubscribeRefusal: Error, Equatable {
     let name: String
+}
+
+/// Whether `elements` hold a `resync` element followed by a notification of each of `keys`.
+func resyncCompletes(_ keys: Set<String>) -> @Sendable ([[String: DBusValue]]) -> Bool {
+    { elements in
+        guard let start = elements.lastIndex(where: { $0.type == "resync" }) else { return false }
+        return keys.isSubset(of: Set(elements[start...].compactMap(\.key)))
+    }
 }
 
 extension Dictionary where Key == String, Value == DBusValue {

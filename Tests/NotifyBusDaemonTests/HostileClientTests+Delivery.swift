@@ -38,9 +38,13 @@ extension HostileClientTests {
         func until(_ predicate: @escaping @Sendable ([String: DBusValue]) -> Bool) async throws -> [[String: DBusValue]] {
             try #require(try await onOwnThread { try client.elements(until: predicate) })
         }
+        func untilAll(_ predicate: @escaping @Sendable ([[String: DBusValue]]) -> Bool) async throws -> [[String: DBusValue]] {
+            try #require(try await onOwnThread { try client.elements(untilAll: predicate) })
+        }
+        let keys: Set<String> = ["network/connectivity", "network/metered"]
         var all: [[String: DBusValue]] = []
         // Initial values, then one live event.
-        let initial = try await until { $0.key == "network/metered" }
+        let initial = try await untilAll { $0.count == 2 }
         #expect(initial.allSatisfy { $0.type == "notification" && $0["kind"]?.stringValue == "initial" && $0.coalesced == 0 })
         try await bed.setConnectivity(1)
         let live = try await until { $0.value == "\"none\"" }
@@ -64,7 +68,7 @@ extension HostileClientTests {
         all += flush
         // Resync: `resync` (requested), then every current value, coalesced 0.
         try await call("Resync")
-        let resync = try await until { $0.key == "network/metered" }
+        let resync = try await untilAll(resyncCompletes(keys))
         #expect(resync.first?.type == "resync" && resync.first?["reason"]?.stringValue == "requested")
         #expect(Set(resync.dropFirst().compactMap(\.key)) == ["network/connectivity", "network/metered"])
         #expect(resync.dropFirst().allSatisfy { $0["kind"]?.stringValue == "resync" && $0.coalesced == 0 })
@@ -77,7 +81,7 @@ extension HostileClientTests {
         try await bed.setConnectivity(4)
         try await Task.sleep(for: .milliseconds(300))
         try await call("Resume")
-        let resumed = try await until { $0.type == "notification" && $0["kind"]?.stringValue == "resync" && $0.key == "network/metered" }
+        let resumed = try await untilAll(resyncCompletes(keys))
         #expect(resumed.first?.type == "resumed")
         let resyncAt = try #require(resumed.firstIndex { $0.type == "resync" })
         #expect(resumed[resyncAt]["reason"]?.stringValue == "requested")
@@ -132,7 +136,7 @@ extension HostileClientTests {
         // Resync: every current value.
         let resync = try await onOwnThread { () -> [[String: DBusValue]]? in
             _ = try sleeper.call(path: path, interface: Names.subscription, member: "Resync")
-            return try sleeper.elements(until: { $0["kind"]?.stringValue == "resync" && $0.key == "network/metered" })
+            return try sleeper.elements(untilAll: resyncCompletes(["network/connectivity", "network/metered"]))
         }
         let after = try #require(resync, "no resync values")
         let start = try #require(after.firstIndex { $0.type == "resync" })

@@ -87,6 +87,8 @@ extension HostileClientTests {
         #expect(bed.lines(of: client, until: isNotification("network/connectivity", "none")) != nil, "no live event through the proxy")
         try cgroups.setFrozen(scope, true)
         #expect(eventuallySync { cgroups.isFrozen(scope) })
+        // The daemon learns of the freeze from cgroup.events (inotify wakes ~15 ms after it).
+        try await Task.sleep(for: .milliseconds(200))
         for state: UInt32 in [3, 2] {
             try await bed.setConnectivity(state)
             try await Task.sleep(for: .milliseconds(50))
