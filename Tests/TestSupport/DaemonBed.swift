@@ -20,9 +20,11 @@ public final class DaemonBed: Sendable {
     public let log: String
 
     /// Starts the buses, the mock and `notifybusd --source network` (plus `arguments`), and waits
-    /// until the daemon owns `org.notifybus.Bus1`.
-    public init(arguments: [String] = []) async throws {
-        session = try PrivateBus(.session)
+    /// until the daemon owns `org.notifybus.Bus1`; throws at once when the daemon exits instead
+    /// (e.g. refusing an argument). `sessionLimits` are `<limit>`s of the session bus's
+    /// configuration (e.g. `max_outgoing_bytes`, what it queues for a client that does not read).
+    public init(arguments: [String] = [], sessionLimits: [String: Int] = [:]) async throws {
+        session = try PrivateBus(.session, limits: sessionLimits)
         system = try PrivateBus(.system)
         network = try await MockService(bus: system, template: "networkmanager", name: "org.freedesktop.NetworkManager")
         control = try DBusClient(address: system.dbusAddress)
@@ -37,7 +39,12 @@ public final class DaemonBed: Sendable {
             Paths.executable("notifybusd"),
             ["--session-bus", session.address, "--system-bus", system.address, "--source", "network"] + arguments,
             environment: session.environment(), log: log)
-        _ = try await session.waitForOwner(of: "org.notifybus.Bus1")
+        let daemon = self.daemon
+        let log = self.log
+        _ = try await session.waitForOwner(of: "org.notifybus.Bus1") {
+            guard daemon.hasExited else { return nil }
+            return "notifybusd exited: \(readFile(log) ?? "")"
+        }
     }
 
     /// Sets NetworkManager's `Connectivity` (0 unknown … 4 full), as the mock emits it.
@@ -57,13 +64,18 @@ public final class DaemonBed: Sendable {
 
     /// The Python example client subscribed with `arguments`, started inside the cgroup whose
     /// directory is `group` when one is given (the daemon reads a process's group when it first
-    /// subscribes); returns
+    /// subscribes), talking to the bus at `address` when one is given (a proxy in front of the
+    /// session bus); returns
     /// once it printed its `subscribed` line (the subscription's path).
-    public func pythonClient(_ arguments: [String], in group: String? = nil) throws -> (process: ChildProcess, path: String) {
+    public func pythonClient(
+        _ arguments: [String], in group: String? = nil, address: String? = nil
+    ) throws -> (process: ChildProcess, path: String) {
         let script = Paths.fixtures + "/../../../Examples/python/notifybus-subscribe.py"
+        var extra: [String: String?] = ["PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"]
+        if let address { extra["DBUS_SESSION_BUS_ADDRESS"] = address }
         let process = try launch(
             ["/usr/bin/python3", script] + arguments, in: group,
-            environment: session.environment(extra: ["PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"]),
+            environment: session.environment(extra: extra),
             log: "\(session.directory)/python-client.log")
         guard let line = process.readLine(timeout: .seconds(20)), let first = try? JSONValue(parsing: line),
               case .string(let path)? = first["subscription"]

@@ -18,8 +18,9 @@ public final class PrivateBus: Sendable {
     public let address: String
     private let daemon = Mutex<Spawned?>(nil)
 
-    /// Starts a daemon and waits until it listens.
-    public init(_ kind: Kind = .system) throws {
+    /// Starts a daemon and waits until it listens; `limits` are `<limit name="…">` values of its
+    /// configuration (the daemon's own defaults otherwise).
+    public init(_ kind: Kind = .system, limits: [String: Int] = [:]) throws {
         self.kind = kind
         directory = try makeTemporaryDirectory("notifybus-dbus")
         address = "unix:path=\(directory)/bus_socket"
@@ -40,7 +41,7 @@ public final class PrivateBus: Sendable {
                 <allow receive_sender="*"/>
                 <allow eavesdrop="true"/>
               </policy>
-            </busconfig>
+            \(limits.sorted { $0.key < $1.key }.map { "  <limit name=\"\($0.key)\">\($0.value)</limit>\n" }.joined())</busconfig>
             """)
         try start()
     }
@@ -90,9 +91,13 @@ public final class PrivateBus: Sendable {
         await client.close()
     }
 
-    /// Waits until `name` has an owner on this bus (or `timeout`); returns the owner.
+    /// Waits until `name` has an owner on this bus (or `timeout`); returns the owner. `abandon`,
+    /// asked between tries, ends the wait early with the error it returns (e.g. the process that
+    /// should own the name has exited).
     @discardableResult
-    public func waitForOwner(of name: String, timeout: Duration = .seconds(30)) async throws -> String {
+    public func waitForOwner(
+        of name: String, timeout: Duration = .seconds(30), abandon: () -> String? = { nil }
+    ) async throws -> String {
         let client = try DBusClient(address: dbusAddress)
         defer { Task { await client.close() } }
         try await client.waitUntilConnected()
@@ -104,6 +109,7 @@ public final class PrivateBus: Sendable {
             {
                 return owner
             }
+            if let reason = abandon() { throw HarnessError("\(name) got no owner: \(reason)") }
             try await Task.sleep(for: .milliseconds(20))
         }
         throw HarnessError("\(name) got no owner within \(timeout)")
