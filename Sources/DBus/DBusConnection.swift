@@ -30,6 +30,8 @@ import EpollLoop
 ///   Well-known senders are matched through their tracked owner. `nameOwners(of:handler:)` is
 ///   the one way to follow a name's owner. For one object of one peer, `DBusProxy` puts
 ///   owner, properties, calls and signals together.
+/// - Objects: `export(_:)` of `DBusObject`s and `DBusSubtree`s; each call is decided by a
+///   `DBusDispatcher` from its header before its body is read.
 /// - libdbus: this type calls none of it; `DBusLink`, `DBusMessage` and `DBusPendingCall` do.
 /// - Lifetime: `close()` (or releasing it) closes and unrefs the libdbus connection.
 public final class DBusConnection {
@@ -68,16 +70,24 @@ public final class DBusConnection {
         public var maximumBackoff: Duration
         /// The timeout of method calls that give none.
         public var defaultTimeout: Duration
+        /// The largest body, in bytes as marshalled, of a method call to an exported object:
+        /// a larger one is refused with `limitsExceeded` without being read.
+        public var maximumCallBodySize: Int
+        /// The error a method call past a limit gets (its body's size, its method's decoding budget).
+        public var limitsExceeded: ErrorName
 
         /// Creates a configuration.
         public init(
             reconnects: Bool = true, initialBackoff: Duration = .milliseconds(100),
-            maximumBackoff: Duration = .seconds(30), defaultTimeout: Duration = .seconds(25)
+            maximumBackoff: Duration = .seconds(30), defaultTimeout: Duration = .seconds(25),
+            maximumCallBodySize: Int = 128 * 1024, limitsExceeded: ErrorName = .limitsExceeded
         ) {
             self.reconnects = reconnects
             self.initialBackoff = initialBackoff
             self.maximumBackoff = maximumBackoff
             self.defaultTimeout = defaultTimeout
+            self.maximumCallBodySize = maximumCallBodySize
+            self.limitsExceeded = limitsExceeded
         }
     }
 
@@ -105,8 +115,8 @@ public final class DBusConnection {
     var nameWatches: [BusName: NameWatch] = [:]
     var watchTokens: [UInt64: BusName] = [:]
     var calls: [UInt64: OutstandingCall] = [:]
-    var objects: [ObjectPath: DBusObject] = [:]
-
+    /// The exported objects and subtrees, and the decision each call to them gets.
+    var dispatcher: DBusDispatcher
 
     /// Creates a connection on the loop whose `context` this is; nothing happens until `connect()`.
     public init(address: DBusAddress, context: LoopContext, configuration: Configuration = Configuration()) {
@@ -114,6 +124,8 @@ public final class DBusConnection {
         self.context = context
         self.configuration = configuration
         self.backoff = configuration.initialBackoff
+        self.dispatcher = DBusDispatcher(limits: DBusDispatcher.Limits(
+            maximumBodySize: configuration.maximumCallBodySize, limitsExceeded: configuration.limitsExceeded))
     }
 
     deinit {

@@ -18,8 +18,10 @@ public final class PrivateBus: Sendable {
     public let address: String
     private let daemon = Mutex<Spawned?>(nil)
 
-    /// Starts a daemon and waits until it listens.
-    public init(_ kind: Kind = .system) throws {
+    /// Starts a daemon and waits until it listens. `configuration` is added to its
+    /// `<busconfig>` (limits such as `<limit name="max_match_rules_per_connection">8</limit>`,
+    /// more policy).
+    public init(_ kind: Kind = .system, configuration: String = "") throws {
         self.kind = kind
         directory = try makeTemporaryDirectory("notifybus-dbus")
         address = "unix:path=\(directory)/bus_socket"
@@ -40,6 +42,7 @@ public final class PrivateBus: Sendable {
                 <allow receive_sender="*"/>
                 <allow eavesdrop="true"/>
               </policy>
+            \(configuration)
             </busconfig>
             """)
         try start()
