@@ -8,7 +8,8 @@ extension DBusConnection {
         let link: DBusLink
         do {
             let resolved = try address.resolve()
-            link = try DBusLink(address: resolved, context: context)
+            link = try DBusLink(
+                address: resolved, context: context, maximumReceivedSize: configuration.maximumReceivedSize)
         } catch {
             connectionFailed(error)
             return

@@ -70,6 +70,14 @@ public final class DBusConnection {
         public var maximumBackoff: Duration
         /// The timeout of method calls that give none.
         public var defaultTimeout: Duration
+        /// The most bytes of received messages libdbus holds for this connection
+        /// (`dbus_connection_set_max_received_size`; libdbus's own default is 63 MiB). A message
+        /// counts from when it is read off the socket until it is released (dispatched and no
+        /// longer referenced, a method call once answered); while the total is at or past this,
+        /// libdbus reads nothing more, so a flood of calls waits in the bus's queue for us, under
+        /// the bus's limits, instead of in this process. One message larger than this is still
+        /// read whole (the bus bounds a message's size, 128 MiB at most).
+        public var maximumReceivedSize: Int
         /// The largest body, in bytes as marshalled, of a method call to an exported object:
         /// a larger one is refused with `limitsExceeded` without being read.
         public var maximumCallBodySize: Int
@@ -80,12 +88,14 @@ public final class DBusConnection {
         public init(
             reconnects: Bool = true, initialBackoff: Duration = .milliseconds(100),
             maximumBackoff: Duration = .seconds(30), defaultTimeout: Duration = .seconds(25),
-            maximumCallBodySize: Int = 128 * 1024, limitsExceeded: ErrorName = .limitsExceeded
+            maximumReceivedSize: Int = 63 * 1024 * 1024, maximumCallBodySize: Int = 128 * 1024,
+            limitsExceeded: ErrorName = .limitsExceeded
         ) {
             self.reconnects = reconnects
             self.initialBackoff = initialBackoff
             self.maximumBackoff = maximumBackoff
             self.defaultTimeout = defaultTimeout
+            self.maximumReceivedSize = maximumReceivedSize
             self.maximumCallBodySize = maximumCallBodySize
             self.limitsExceeded = limitsExceeded
         }

@@ -20,7 +20,9 @@ final class DBusLink {
     /// Opens a private connection to `address`. Wraps `dbus_connection_open_private`; the
     /// connection never exits the process on disconnect (`dbus_connection_set_exit_on_disconnect`).
     /// Connecting a Unix socket does not block; authentication and `Hello` happen on the loop.
-    init(address: String, context: LoopContext) throws(DBusError) {
+    /// `maximumReceivedSize` bounds the bytes of received messages libdbus holds
+    /// (`dbus_connection_set_max_received_size`).
+    init(address: String, context: LoopContext, maximumReceivedSize: Int) throws(DBusError) {
         var error = CDBus.DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
@@ -33,6 +35,7 @@ final class DBusLink {
         pointer = opened
         self.context = context
         dbus_connection_set_exit_on_disconnect(opened, 0)
+        dbus_connection_set_max_received_size(opened, max(1, maximumReceivedSize))
         install()
     }
 

@@ -26,7 +26,7 @@ final class DaemonLink: Sendable {
                     let connection = DBusConnection(
                         address: address, context: context,
                         configuration: .init(
-                            reconnects: false,
+                            reconnects: false, maximumReceivedSize: 4 * 1024 * 1024,
                             limitsExceeded: ErrorName(rawValue: BusInterface.ErrorName.limitsExceeded) ?? .limitsExceeded))
                     context[local: key] = connection
                     let service = makeService(context, connection)

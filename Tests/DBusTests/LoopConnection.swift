@@ -14,9 +14,17 @@ final class LoopConnection: Sendable {
     let loop: EventLoopThread
     let key = LoopLocalKey<DBusConnection>()
 
-    init(
+    convenience init(
         bus: PrivateBus, configuration: DBusConnection.Configuration = .init(),
         setup: @escaping @Sendable (DBusConnection) -> Void = { _ in }
+    ) async throws {
+        try await self.init(bus: bus, configuration: configuration) { connection, _ in setup(connection) }
+    }
+
+    /// `setup` also gets the loop's context, for state kept on the loop.
+    init(
+        bus: PrivateBus, configuration: DBusConnection.Configuration = .init(),
+        setup: @escaping @Sendable (DBusConnection, LoopContext) -> Void
     ) async throws {
         loop = try EventLoopThread(name: "loop-connection")
         let key = self.key
@@ -24,9 +32,14 @@ final class LoopConnection: Sendable {
         try await loop.submit { context in
             let connection = DBusConnection(address: address, context: context, configuration: configuration)
             context[local: key] = connection
-            setup(connection)
+            setup(connection, context)
             connection.connect()
         }
+    }
+
+    /// Runs `body` with the loop's context.
+    func runInContext<R: Sendable>(_ body: @escaping @Sendable (LoopContext) -> R) async throws -> R {
+        try await loop.submit { context in body(context) }
     }
 
     /// Runs `body` with the connection on its loop.
