@@ -81,11 +81,9 @@ extension DBusConnection {
         if let interface = rule.interface, interface != header.interface { return false }
         if let member = rule.member, member != header.member { return false }
         if let name = rule.wellKnownSender {
-            switch nameWatches[name]?.owner ?? .unknown {
-            case .unknown: break  // the bus filtered broadcasts by the name for us
-            case .known(nil): return false
-            case .known(let owner?): if owner != header.sender { return false }
-            }
+            // Only the current owner, once known: the bus filters broadcasts by the name, but a
+            // unicast signal to us reaches us from anyone.
+            guard case .known(let owner?) = nameWatches[name]?.owner, owner == header.sender else { return false }
         } else if let sender = rule.sender, sender != header.sender {
             return false
         }

@@ -27,7 +27,8 @@ import EpollLoop
 /// - Signals: `signals(matching:handler:)` is the one way to add a match rule: it sends the rule
 ///   to the bus and checks it locally, on the header fields first (arguments are decoded only
 ///   for a signal that a rule matched), so unicast signals to us are dispatched too.
-///   Well-known senders are matched through their tracked owner. `nameOwners(of:handler:)` is
+///   Well-known senders are matched through their tracked owner: a signal is accepted only
+///   from the name's current unique owner, once known. `nameOwners(of:handler:)` is
 ///   the one way to follow a name's owner. For one object of one peer, `DBusProxy` puts
 ///   owner, properties, calls and signals together.
 /// - Objects: `export(_:)` of `DBusObject`s and `DBusSubtree`s; each call is decided by a
