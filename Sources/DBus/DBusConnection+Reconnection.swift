@@ -44,7 +44,7 @@ extension DBusConnection {
     private func registered(as name: BusName, link: DBusLink) {
         link.setUniqueName(name)
         backoff = configuration.initialBackoff
-        for subscription in subscriptions.values { link.addMatch(subscription.rule) }
+        for id in subscriptions.keys.sorted() { if let rule = subscriptions[id]?.rule { addMatch(rule) } }
         for watch in nameWatches.values { start(watch, on: link) }
         setState(.connected(uniqueName: name))
     }

@@ -25,10 +25,11 @@ import EpollLoop
 ///   up to a maximum. Subscriptions and name watches are kept and set up again on the new
 ///   connection; outstanding calls fail with `Disconnected`.
 /// - Signals: `signals(matching:handler:)` is the one way to add a match rule: it sends the rule
-///   to the bus and checks it locally, on the header fields first (arguments are decoded only
-///   for a signal that a rule matched), so unicast signals to us are dispatched too.
-///   Well-known senders are matched through their tracked owner: a signal is accepted only
-///   from the name's current unique owner, once known. `nameOwners(of:handler:)` is
+///   to the bus (an asynchronous `AddMatch`, whose refusal `onMatchRuleFailure(_:)` reports) and
+///   checks it locally, on the header fields first (arguments are decoded only for a signal
+///   that a rule matched), so unicast signals to us are dispatched too. Well-known senders are
+///   matched through their tracked owner: a signal is accepted only from the name's current
+///   unique owner, once known. `peersLeaving(_:)` follows every unique name's leaving with one rule. `nameOwners(of:handler:)` is
 ///   the one way to follow a name's owner. For one object of one peer, `DBusProxy` puts
 ///   owner, properties, calls and signals together.
 /// - Objects: `export(_:)` of `DBusObject`s and `DBusSubtree`s; each call is decided by a
@@ -126,6 +127,7 @@ public final class DBusConnection {
     var nameWatches: [BusName: NameWatch] = [:]
     var watchTokens: [UInt64: BusName] = [:]
     var calls: [UInt64: OutstandingCall] = [:]
+    var matchFailureHandlers: [UInt64: (DBusMatchRule, DBusError) -> Void] = [:]
     /// The exported objects and subtrees, and the decision each call to them gets.
     var dispatcher: DBusDispatcher
 
@@ -173,6 +175,7 @@ public final class DBusConnection {
         state = .closed
         let handlers = stateHandlers.values
         stateHandlers = [:]
+        matchFailureHandlers = [:]
         subscriptions = [:]
         nameWatches = [:]
         watchTokens = [:]
@@ -187,9 +190,11 @@ public final class DBusConnection {
         return Token(id: id)
     }
 
-    /// Cancels a subscription, name watch or state handler. Unknown tokens are ignored.
+    /// Cancels a subscription, name watch, state or match-rule failure handler. Unknown tokens
+    /// are ignored.
     public func cancel(_ token: Token) {
         stateHandlers[token.id] = nil
+        matchFailureHandlers[token.id] = nil
         if let subscription = subscriptions.removeValue(forKey: token.id) {
             if isConnected { link?.removeMatch(subscription.rule) }
             if let name = subscription.rule.wellKnownSender, let watch = nameWatches[name] {

@@ -92,14 +92,7 @@ final class DBusLink {
         return DBusPendingCall(adopting: pending)
     }
 
-    /// Asks the bus to route signals matching `rule` to us, without waiting for the answer.
-    /// Wraps `dbus_bus_add_match`.
-    func addMatch(_ rule: DBusMatchRule) {
-        guard !isShutDown else { return }
-        rule.text.withCString { dbus_bus_add_match(pointer, $0, nil) }
-    }
-
-    /// Takes a rule added with `addMatch(_:)` back. Wraps `dbus_bus_remove_match`.
+    /// Takes a match rule back, without waiting for the answer. Wraps `dbus_bus_remove_match`.
     func removeMatch(_ rule: DBusMatchRule) {
         guard !isShutDown else { return }
         rule.text.withCString { dbus_bus_remove_match(pointer, $0, nil) }

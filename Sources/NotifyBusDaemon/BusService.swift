@@ -61,10 +61,13 @@ final class BusService {
         self.globalBudget = bus.makeHoldBudget(limit: maximumHeld)
     }
 
-    /// Exports the bus object and the subscriptions' subtree.
+    /// Exports the bus object and the subscriptions' subtree; logs match rules the bus refuses.
     func start() throws(DBusError) {
         try connection.export(busObject())
         try connection.export(subscriptionSubtree())
+        connection.onMatchRuleFailure { [logger] rule, error in
+            logger.warning("the bus refused a match rule", metadata: ["rule": "\(rule)", "error": "\(error)"])
+        }
     }
 
     /// Cancels every subscription and takes every object away.
