@@ -263,6 +263,12 @@ public final class DBusClient: Sendable {
         await stream { connection, continuation in connection.peersLeaving { continuation.yield($0) } }
     }
 
+    /// What the bus knows of the process behind the connection `name`
+    /// (`GetConnectionCredentials`). See `DBusConnection.credentials(of:reply:)`.
+    public func credentials(of name: BusName) async throws(DBusError) -> DBusCredentials {
+        try await perform { connection, done in connection.credentials(of: name, reply: done) }
+    }
+
     /// A stream fed by what `register` sets up on the connection, on the loop; it ends when the
     /// client closes, and dropping it cancels the registration.
     private func stream<Element: Sendable>(

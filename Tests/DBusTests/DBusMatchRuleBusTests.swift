@@ -68,4 +68,28 @@ struct DBusMatchRuleBusTests {
         #expect(failures.all.isEmpty)
         await watcher.close()
     }
+
+    @Test func credentialsComeFromTheBus() async throws {
+        let bus = try PrivateBus(.session)
+        let server = try await LoopConnection(bus: bus)
+        let client = try DBusClient(address: bus.dbusAddress)
+        let clientName = try await client.waitUntilConnected()
+        let credentials: DBusCredentials = try await server.await { connection, done in
+            connection.credentials(of: clientName, reply: done)
+        }
+        #expect(credentials.processID == UInt32(getpid()))
+        #expect(credentials.userID == getuid())
+        // dbus-daemon 1.14 hands out no pidfd; a newer bus would, and it is only noted.
+        print("GetConnectionCredentials: \(credentials)")
+        do {
+            let _: DBusCredentials = try await server.await { connection, done in
+                connection.credentials(of: ":1.9999", reply: done)
+            }
+            Issue.record("credentials of a name that is not on the bus")
+        } catch let error as DBusError {
+            #expect(error.name == "org.freedesktop.DBus.Error.NameHasNoOwner")
+        }
+        await client.close()
+        await server.close()
+    }
 }
