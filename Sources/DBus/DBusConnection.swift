@@ -51,6 +51,7 @@ public final class DBusConnection {
         /// Closed for good.
         case closed
 
+        /// The state in words (`connected as :1.7`).
         public var description: String {
             switch self {
             case .idle: "idle"
