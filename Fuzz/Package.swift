@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// libFuzzer harnesses for the parsers and the D-Bus message decoding, in a package of their own so that `swift build` and
+// libFuzzer harnesses for the parsers, the D-Bus message decoding and the server's dispatch, in a package of their own so that `swift build` and
 // `swift test` at the root never build them. `scripts/fuzz` builds them with
 // `-sanitize=fuzzer,address -D NOTIFYBUS_LIBFUZZER`: each harness's entry point then hands
 // its input function to libFuzzer's driver (`LLVMFuzzerRunDriver`); a plain
@@ -38,6 +38,15 @@ let package = Package(
             name: "FuzzDBusMessage",
             dependencies: [.product(name: "DBus", package: "NotifyBus"), "CLibFuzzer"],
             path: "Sources/FuzzDBusMessage",
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+        ),
+        // Method calls (wire bytes, or built from the bytes) dispatched by a service's tables:
+        // the decision checked against the dispatch rules; no oversized body decoded, no
+        // stranger reaching a subscription, no handler handed arguments of another signature.
+        .executableTarget(
+            name: "FuzzDBusDispatch",
+            dependencies: [.product(name: "DBus", package: "NotifyBus"), "CLibFuzzer"],
+            path: "Sources/FuzzDBusDispatch",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),
     ],

@@ -33,4 +33,15 @@ static const int NOTIFYBUS_DBUS_MESSAGE_TYPE_SIGNAL = DBUS_MESSAGE_TYPE_SIGNAL;
 static const int NOTIFYBUS_DBUS_TIMEOUT_INFINITE = DBUS_TIMEOUT_INFINITE;
 static const int NOTIFYBUS_DBUS_TIMEOUT_USE_DEFAULT = DBUS_TIMEOUT_USE_DEFAULT;
 
+// The length in bytes of the array at `iter`, as marshalled: what a message's body size is
+// added up from without reading the array's elements. libdbus marks
+// `dbus_message_iter_get_array_len` deprecated (few callers want bytes rather than elements);
+// this wrapper keeps the deprecation out of the Swift build.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static inline int notifybus_dbus_message_iter_get_array_len(DBusMessageIter *iter) {
+    return dbus_message_iter_get_array_len(iter);
+}
+#pragma GCC diagnostic pop
+
 #endif

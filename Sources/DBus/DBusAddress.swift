@@ -36,6 +36,7 @@ public enum DBusAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The bus in words (`system bus`, `session bus`) or the address.
     public var description: String {
         switch self {
         case .system: "system bus"

@@ -249,6 +249,26 @@ public final class DBusClient: Sendable {
         await stream { connection, continuation in connection.nameOwners(of: name) { continuation.yield($0) } }
     }
 
+    /// The match rules the bus refuses from now on, with its error. The stream form of
+    /// `DBusConnection.onMatchRuleFailure(_:)`.
+    public func matchRuleFailures() async -> AsyncStream<(rule: DBusMatchRule, error: DBusError)> {
+        await stream { connection, continuation in
+            connection.onMatchRuleFailure { continuation.yield((rule: $0, error: $1)) }
+        }
+    }
+
+    /// The unique name of every connection that leaves the bus from now on, through one match
+    /// rule. The stream form of `DBusConnection.peersLeaving(_:)`.
+    public func peersLeaving() async -> AsyncStream<BusName> {
+        await stream { connection, continuation in connection.peersLeaving { continuation.yield($0) } }
+    }
+
+    /// What the bus knows of the process behind the connection `name`
+    /// (`GetConnectionCredentials`). See `DBusConnection.credentials(of:reply:)`.
+    public func credentials(of name: BusName) async throws(DBusError) -> DBusCredentials {
+        try await perform { connection, done in connection.credentials(of: name, reply: done) }
+    }
+
     /// A stream fed by what `register` sets up on the connection, on the loop; it ends when the
     /// client closes, and dropping it cancels the registration.
     private func stream<Element: Sendable>(

@@ -45,4 +45,24 @@ extension DBusConnection {
             })
         }
     }
+
+    /// Asks the bus what it knows of the process behind the connection `name`
+    /// (`GetConnectionCredentials`, an asynchronous call) and calls `reply` on the loop thread.
+    /// A `ProcessFD` in the answer is noted (`DBusCredentials.hasProcessFD`), not taken.
+    public func credentials(of name: BusName, reply: @escaping (Result<DBusCredentials, DBusError>) -> Void) {
+        callForReply(
+            destination: .bus, path: .bus, interface: .bus, member: "GetConnectionCredentials",
+            arguments: [.string(name.rawValue)], timeout: nil
+        ) { result in
+            reply(result.flatMap { message in
+                Result { () throws(DBusError) in
+                    let (values, descriptorKeys) = try message.vardictSkippingDescriptors()
+                    return DBusCredentials(
+                        processID: values["ProcessID"]?.int64Value.flatMap { UInt32(exactly: $0) },
+                        userID: values["UnixUserID"]?.int64Value.flatMap { UInt32(exactly: $0) },
+                        hasProcessFD: descriptorKeys.contains("ProcessFD"))
+                }
+            })
+        }
+    }
 }

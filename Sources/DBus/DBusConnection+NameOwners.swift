@@ -57,7 +57,7 @@ extension DBusConnection {
 
     /// Adds the watch's `NameOwnerChanged` rule and asks for the current owner.
     func start(_ watch: NameWatch, on link: DBusLink) {
-        link.addMatch(watch.rule)
+        addMatch(watch.rule)
         let current = generation
         call(
             destination: .bus, path: .bus, interface: .bus, member: "GetNameOwner", arguments: [.string(watch.name.rawValue)]

@@ -1,27 +1,37 @@
 extension DBusConnection {
     /// Exports `object`: method calls to its path are dispatched to its interfaces' methods
-    /// (after their signature is checked and `authorize` allowed them), and `Introspect`,
+    /// (`DBusDispatcher`'s steps: the object, its `authorize`, the member, the body's size, the
+    /// signature, then the arguments decoded within the method's budget), and `Introspect`,
     /// `Properties.Get`, `GetAll` and `Set` are answered from its description. Objects stay
     /// exported across reconnections.
     /// - Throws: `DBusError` (`Failed`) when an object is exported at that path already.
     public func export(_ object: DBusObject) throws(DBusError) {
-        guard objects[object.path] == nil else {
-            throw DBusError(name: DBusError.Name.failed, message: "an object is exported at \(object.path) already")
-        }
-        objects[object.path] = object
+        try dispatcher.add(object)
+    }
+
+    /// Exports `subtree`: one set of interface tables for every object below its prefix that
+    /// its resolver names, dispatched as an exported object's calls are.
+    /// - Throws: `DBusError` (`Failed`) when a subtree is exported at that prefix already.
+    public func export(_ subtree: DBusSubtree) throws(DBusError) {
+        try dispatcher.add(subtree)
     }
 
     /// Takes the object at `path` back; calls to it get `UnknownObject`.
     public func unexport(_ path: ObjectPath) {
-        objects[path] = nil
+        dispatcher.removeObject(at: path)
     }
 
-    /// Emits `PropertiesChanged` for `names` of `interface` of the object at `path`, with their
-    /// current values (broadcast).
+    /// Takes the subtree at `prefix` back; calls to its objects get `UnknownObject`.
+    public func unexportSubtree(at prefix: ObjectPath) {
+        dispatcher.removeSubtree(at: prefix)
+    }
+
+    /// Emits `PropertiesChanged` for `names` of `interface` of the object at `path` (exported
+    /// there, or resolved by a subtree), with their current values (broadcast).
     /// - Throws: `DBusError` (`UnknownObject`, `UnknownProperty`) for what is not exported,
     ///   `Disconnected` when not connected.
     public func emitPropertiesChanged(path: ObjectPath, interface: InterfaceName, names: [String]) throws(DBusError) {
-        guard let description = objects[path]?.interface(interface.rawValue) else {
+        guard let description = dispatcher.target(at: path)?.interface(interface.rawValue) else {
             throw DBusError(name: DBusError.Name.unknownObject, message: "no interface \(interface) at \(path)")
         }
         var changed: [(String, DBusValue)] = []
@@ -29,135 +39,50 @@ extension DBusConnection {
             guard let property = description.property(name) else {
                 throw DBusError(name: DBusError.Name.unknownProperty, message: "no property \(name) on \(interface)")
             }
-            changed.append((name, property.value()))
+            changed.append((name, property.value(path)))
         }
         try emitSignal(
             path: path, interface: .properties, member: "PropertiesChanged",
             arguments: [.string(interface.rawValue), .vardict(changed), .strings([])])
     }
 
-    /// Answers a method call to us; returns `false` for what libdbus answers itself (`Peer`).
+    /// Answers a method call to us from the dispatcher's decision (a call that expects no reply
+    /// is dispatched the same and never answered); returns `false` for what libdbus answers
+    /// itself (`Peer`).
     func dispatchCall(_ message: DBusMessage, generation: UInt64) -> Bool {
         guard let header = message.callHeader else { return false }
-        if header.interface == .peer { return false }
-        let arguments: [DBusValue]
-        do {
-            arguments = try message.arguments()
-        } catch {
-            if !message.expectsNoReply, let reply = message.makeError(error) { try? link?.send(reply) }
-            return true
+        // A copy: what the decision calls (authorization, resolvers, property values) may
+        // export or unexport.
+        let dispatcher = self.dispatcher
+        switch dispatcher.decide(header, body: message) {
+        case .notHandled:
+            return false
+        case .error(let error):
+            answer(message, with: .failure(error), generation: generation)
+        case .reply(let values):
+            answer(message, with: .success(values), generation: generation)
+        case .invoke(let method, let interface, let arguments):
+            let call = DBusMethodCall(
+                header: header, interface: interface, arguments: arguments, resultSignature: method.resultSignature
+            ) { [weak self] result in self?.answer(message, with: result, generation: generation) }
+            method.handler(call)
         }
-        let call = DBusMethodCall(
-            message: message, header: header, arguments: arguments, connection: self, generation: generation)
-        dispatch(call)
         return true
     }
 
-    private func dispatch(_ call: DBusMethodCall) {
-        let interface = call.interface
-        if interface == .introspectable || (interface == nil && call.member == "Introspect") {
-            introspect(call)
-            return
+    /// Sends the answer to `message` on the link it came in on (not a newer one, where the
+    /// caller is gone), unless the caller expects none.
+    private func answer(_ message: DBusMessage, with result: Result<[DBusValue], DBusError>, generation: UInt64) {
+        guard !message.expectsNoReply, self.generation == generation, let link else { return }
+        let made: DBusMessage?
+        switch result {
+        case .success(let values):
+            made = (try? message.makeReturn(values))
+                ?? message.makeError(DBusError(
+                    name: DBusError.Name.failed, message: "\(message.member ?? "the method") answered values that cannot be sent"))
+        case .failure(let error):
+            made = message.makeError(error)
         }
-        guard let object = objects[call.path] else {
-            call.fail(DBusError(name: DBusError.Name.unknownObject, message: "no object at \(call.path)"))
-            return
-        }
-        if interface == .properties {
-            if let denied = object.authorize?(call) { return call.fail(denied) }
-            properties(call, object)
-            return
-        }
-        let found: DBusMethod?
-        if let interface {
-            guard let description = object.interface(interface.rawValue) else {
-                call.fail(DBusError(name: DBusError.Name.unknownInterface, message: "\(call.path) has no interface \(interface)"))
-                return
-            }
-            found = description.method(call.member.rawValue)
-        } else {
-            found = object.interfaces.lazy.compactMap { $0.method(call.member.rawValue) }.first
-        }
-        guard let method = found else {
-            call.fail(DBusError(name: DBusError.Name.unknownMethod, message: "no method \(call.member) at \(call.path)"))
-            return
-        }
-        guard call.signature == method.argumentSignature else {
-            call.fail(.invalidArgs("\(call.member) takes '\(method.argumentSignature)', not '\(call.signature)'"))
-            return
-        }
-        if let denied = object.authorize?(call) { return call.fail(denied) }
-        call.resultSignature = method.resultSignature
-        method.handler(call)
-    }
-
-    // MARK: org.freedesktop.DBus.Properties
-
-    private func properties(_ call: DBusMethodCall, _ object: DBusObject) {
-        let expected: String
-        switch call.member.rawValue {
-        case "Get": expected = "ss"
-        case "GetAll": expected = "s"
-        case "Set": expected = "ssv"
-        default:
-            call.fail(DBusError(name: DBusError.Name.unknownMethod, message: "no method \(call.member) on \(InterfaceName.properties)"))
-            return
-        }
-        guard call.signature == expected, let interfaceName = call.arguments[0].stringValue else {
-            call.fail(.invalidArgs("\(call.member) takes '\(expected)', not '\(call.signature)'"))
-            return
-        }
-        guard let interface = object.interface(interfaceName) else {
-            call.fail(DBusError(name: DBusError.Name.unknownInterface, message: "\(call.path) has no interface '\(interfaceName)'"))
-            return
-        }
-        if call.member.rawValue == "GetAll" {
-            call.resultSignature = "a{sv}"
-            call.reply([.vardict(interface.properties.map { ($0.name, $0.value()) })])
-            return
-        }
-        let name = call.arguments[1].stringValue ?? ""
-        guard let property = interface.property(name) else {
-            call.fail(DBusError(name: DBusError.Name.unknownProperty, message: "\(interfaceName) has no property '\(name)'"))
-            return
-        }
-        if call.member.rawValue == "Set" {
-            call.fail(DBusError(name: DBusError.Name.propertyReadOnly, message: "\(interfaceName).\(name) is read-only"))
-            return
-        }
-        call.resultSignature = "v"
-        call.reply([.variant(property.value())])
-    }
-
-    // MARK: org.freedesktop.DBus.Introspectable
-
-    private func introspect(_ call: DBusMethodCall) {
-        guard call.member == "Introspect" else {
-            call.fail(DBusError(name: DBusError.Name.unknownMethod, message: "no method \(call.member) on \(InterfaceName.introspectable)"))
-            return
-        }
-        guard call.signature.isEmpty else {
-            call.fail(.invalidArgs("Introspect takes no arguments, not '\(call.signature)'"))
-            return
-        }
-        let children = childNodes(of: call.path)
-        let object = objects[call.path]
-        guard object != nil || !children.isEmpty || call.path == "/" else {
-            call.fail(DBusError(name: DBusError.Name.unknownObject, message: "no object at \(call.path)"))
-            return
-        }
-        call.resultSignature = "s"
-        call.reply([.string(DBusIntrospection.xml(interfaces: object?.interfaces, children: children))])
-    }
-
-    /// The names of the nodes directly below `path` that lead to exported objects.
-    private func childNodes(of path: ObjectPath) -> [String] {
-        let prefix = path.rawValue == "/" ? "/" : path.rawValue + "/"
-        var names = Set<String>()
-        for exported in objects.keys where exported.rawValue.hasPrefix(prefix) && exported != path {
-            let rest = exported.rawValue.dropFirst(prefix.count)
-            if let first = rest.split(separator: "/").first { names.insert(String(first)) }
-        }
-        return names.sorted()
+        if let made { try? link.send(made) }
     }
 }

@@ -8,7 +8,8 @@ extension DBusConnection {
         let link: DBusLink
         do {
             let resolved = try address.resolve()
-            link = try DBusLink(address: resolved, context: context)
+            link = try DBusLink(
+                address: resolved, context: context, maximumReceivedSize: configuration.maximumReceivedSize)
         } catch {
             connectionFailed(error)
             return
@@ -43,7 +44,7 @@ extension DBusConnection {
     private func registered(as name: BusName, link: DBusLink) {
         link.setUniqueName(name)
         backoff = configuration.initialBackoff
-        for subscription in subscriptions.values { link.addMatch(subscription.rule) }
+        for id in subscriptions.keys.sorted() { if let rule = subscriptions[id]?.rule { addMatch(rule) } }
         for watch in nameWatches.values { start(watch, on: link) }
         setState(.connected(uniqueName: name))
     }

@@ -26,7 +26,7 @@ extension DBusConnection {
             watch.subscriptionUsers += 1
             if isNew, isConnected, let link { start(watch, on: link) }
         }
-        if isConnected { link?.addMatch(rule) }
+        if isConnected { addMatch(rule) }
         return Token(id: id)
     }
 
@@ -69,27 +69,26 @@ extension DBusConnection {
         }
         for id in subscriptions.keys.sorted() {
             guard generation == self.generation, let subscription = subscriptions[id] else { continue }
-            guard matches(subscription.rule, header, arg0: arg0) else { continue }
+            guard matches(subscription.rule, header, argument: { $0 == 0 ? arg0() : message.stringArgument(at: $0) })
+            else { continue }
             guard let signal = signal() else { return false }
             subscription.handler(signal)
         }
         return false
     }
 
-    private func matches(_ rule: DBusMatchRule, _ header: DBusSignalHeader, arg0: () -> String?) -> Bool {
+    private func matches(_ rule: DBusMatchRule, _ header: DBusSignalHeader, argument: (Int) -> String?) -> Bool {
         if let path = rule.path, path != header.path { return false }
         if let interface = rule.interface, interface != header.interface { return false }
         if let member = rule.member, member != header.member { return false }
         if let name = rule.wellKnownSender {
-            switch nameWatches[name]?.owner ?? .unknown {
-            case .unknown: break  // the bus filtered broadcasts by the name for us
-            case .known(nil): return false
-            case .known(let owner?): if owner != header.sender { return false }
-            }
+            // Only the current owner, once known: the bus filters broadcasts by the name, but a
+            // unicast signal to us reaches us from anyone.
+            guard case .known(let owner?) = nameWatches[name]?.owner, owner == header.sender else { return false }
         } else if let sender = rule.sender, sender != header.sender {
             return false
         }
-        if let expected = rule.arg0, arg0() != expected { return false }
+        for (index, expected) in rule.arguments where argument(index) != expected { return false }
         return true
     }
 }

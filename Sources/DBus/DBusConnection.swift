@@ -25,11 +25,15 @@ import EpollLoop
 ///   up to a maximum. Subscriptions and name watches are kept and set up again on the new
 ///   connection; outstanding calls fail with `Disconnected`.
 /// - Signals: `signals(matching:handler:)` is the one way to add a match rule: it sends the rule
-///   to the bus and checks it locally, on the header fields first (arguments are decoded only
-///   for a signal that a rule matched), so unicast signals to us are dispatched too.
-///   Well-known senders are matched through their tracked owner. `nameOwners(of:handler:)` is
+///   to the bus (an asynchronous `AddMatch`, whose refusal `onMatchRuleFailure(_:)` reports) and
+///   checks it locally, on the header fields first (arguments are decoded only for a signal
+///   that a rule matched), so unicast signals to us are dispatched too. Well-known senders are
+///   matched through their tracked owner: a signal is accepted only from the name's current
+///   unique owner, once known. `peersLeaving(_:)` follows every unique name's leaving with one rule. `nameOwners(of:handler:)` is
 ///   the one way to follow a name's owner. For one object of one peer, `DBusProxy` puts
 ///   owner, properties, calls and signals together.
+/// - Objects: `export(_:)` of `DBusObject`s and `DBusSubtree`s; each call is decided by a
+///   `DBusDispatcher` from its header before its body is read.
 /// - libdbus: this type calls none of it; `DBusLink`, `DBusMessage` and `DBusPendingCall` do.
 /// - Lifetime: `close()` (or releasing it) closes and unrefs the libdbus connection.
 public final class DBusConnection {
@@ -47,6 +51,7 @@ public final class DBusConnection {
         /// Closed for good.
         case closed
 
+        /// The state in words (`connected as :1.7`).
         public var description: String {
             switch self {
             case .idle: "idle"
@@ -68,16 +73,34 @@ public final class DBusConnection {
         public var maximumBackoff: Duration
         /// The timeout of method calls that give none.
         public var defaultTimeout: Duration
+        /// The most bytes of received messages libdbus holds for this connection
+        /// (`dbus_connection_set_max_received_size`; libdbus's own default is 63 MiB). A message
+        /// counts from when it is read off the socket until it is released (dispatched and no
+        /// longer referenced, a method call once answered); while the total is at or past this,
+        /// libdbus reads nothing more, so a flood of calls waits in the bus's queue for us, under
+        /// the bus's limits, instead of in this process. One message larger than this is still
+        /// read whole (the bus bounds a message's size, 128 MiB at most).
+        public var maximumReceivedSize: Int
+        /// The largest body, in bytes as marshalled, of a method call to an exported object:
+        /// a larger one is refused with `limitsExceeded` without being read.
+        public var maximumCallBodySize: Int
+        /// The error a method call past a limit gets (its body's size, its method's decoding budget).
+        public var limitsExceeded: ErrorName
 
         /// Creates a configuration.
         public init(
             reconnects: Bool = true, initialBackoff: Duration = .milliseconds(100),
-            maximumBackoff: Duration = .seconds(30), defaultTimeout: Duration = .seconds(25)
+            maximumBackoff: Duration = .seconds(30), defaultTimeout: Duration = .seconds(25),
+            maximumReceivedSize: Int = 63 * 1024 * 1024, maximumCallBodySize: Int = 128 * 1024,
+            limitsExceeded: ErrorName = .limitsExceeded
         ) {
             self.reconnects = reconnects
             self.initialBackoff = initialBackoff
             self.maximumBackoff = maximumBackoff
             self.defaultTimeout = defaultTimeout
+            self.maximumReceivedSize = maximumReceivedSize
+            self.maximumCallBodySize = maximumCallBodySize
+            self.limitsExceeded = limitsExceeded
         }
     }
 
@@ -105,8 +128,9 @@ public final class DBusConnection {
     var nameWatches: [BusName: NameWatch] = [:]
     var watchTokens: [UInt64: BusName] = [:]
     var calls: [UInt64: OutstandingCall] = [:]
-    var objects: [ObjectPath: DBusObject] = [:]
-
+    var matchFailureHandlers: [UInt64: (DBusMatchRule, DBusError) -> Void] = [:]
+    /// The exported objects and subtrees, and the decision each call to them gets.
+    var dispatcher: DBusDispatcher
 
     /// Creates a connection on the loop whose `context` this is; nothing happens until `connect()`.
     public init(address: DBusAddress, context: LoopContext, configuration: Configuration = Configuration()) {
@@ -114,6 +138,8 @@ public final class DBusConnection {
         self.context = context
         self.configuration = configuration
         self.backoff = configuration.initialBackoff
+        self.dispatcher = DBusDispatcher(limits: DBusDispatcher.Limits(
+            maximumBodySize: configuration.maximumCallBodySize, limitsExceeded: configuration.limitsExceeded))
     }
 
     deinit {
@@ -150,6 +176,7 @@ public final class DBusConnection {
         state = .closed
         let handlers = stateHandlers.values
         stateHandlers = [:]
+        matchFailureHandlers = [:]
         subscriptions = [:]
         nameWatches = [:]
         watchTokens = [:]
@@ -164,9 +191,11 @@ public final class DBusConnection {
         return Token(id: id)
     }
 
-    /// Cancels a subscription, name watch or state handler. Unknown tokens are ignored.
+    /// Cancels a subscription, name watch, state or match-rule failure handler. Unknown tokens
+    /// are ignored.
     public func cancel(_ token: Token) {
         stateHandlers[token.id] = nil
+        matchFailureHandlers[token.id] = nil
         if let subscription = subscriptions.removeValue(forKey: token.id) {
             if isConnected { link?.removeMatch(subscription.rule) }
             if let name = subscription.rule.wellKnownSender, let watch = nameWatches[name] {

@@ -1,8 +1,9 @@
 /// One interface of an exported object, described once: its methods, properties and signals.
 ///
 /// Dispatch, the check of each call's argument signature, the `Introspect` XML and the
-/// `org.freedesktop.DBus.Properties` methods all follow from this description
-/// (`DBusConnection.export(_:)`), as sd-bus's object vtables and zbus's interfaces do.
+/// `org.freedesktop.DBus.Properties` methods all follow from this description, one table per
+/// interface as sd-bus's object vtables: exported at one path (`DBusObject`) or for every
+/// object under a prefix (`DBusSubtree`), through `DBusConnection.export(_:)`.
 ///
 /// ```swift
 /// let greeter = DBusInterface(
@@ -64,26 +65,41 @@ public struct DBusArgument: Sendable, Hashable {
 }
 
 /// A method of an exported interface and the handler that answers it.
+///
+/// Dispatch checks a call against it before reading the call's body: the signature must be
+/// `argumentSignature` (else `InvalidArgs`), then `precheck` may refuse the call from its
+/// element counts, then the arguments are decoded within `budget` and the handler runs.
 public struct DBusMethod {
     /// The method's name.
     public var name: MemberName
-    /// What it takes; a call whose signature differs is refused with `InvalidArgs` before the
-    /// handler runs.
+    /// What it takes; a call whose signature differs is refused with `InvalidArgs` before its
+    /// body is read.
     public var arguments: [DBusArgument]
     /// What it returns; the handler replies with values of exactly these types.
     public var results: [DBusArgument]
+    /// The most its arguments may decode to (past it the call is refused with the connection's
+    /// limits-exceeded error); `nil`: `DBusDecodingBudget(bodyLimit:)` of the connection's body
+    /// limit.
+    public var budget: DBusDecodingBudget?
+    /// Looks at a call whose signature is right before its arguments are decoded: an error
+    /// refuses it unread (for instance more elements in an array than the method accepts).
+    public var precheck: ((DBusArgumentPreview) -> DBusError?)?
     /// Answers a call, on the loop thread: with `DBusMethodCall.reply(_:)` or
-    /// `DBusMethodCall.fail(_:)`, at once or later.
+    /// `DBusMethodCall.fail(_:)`, at once or later. `call.path` is the object it was sent to
+    /// (for a `DBusSubtree`, the one the resolver found).
     public var handler: (DBusMethodCall) -> Void
 
     /// Describes a method.
     public init(
         _ name: MemberName, arguments: [DBusArgument] = [], results: [DBusArgument] = [],
+        budget: DBusDecodingBudget? = nil, precheck: ((DBusArgumentPreview) -> DBusError?)? = nil,
         handler: @escaping (DBusMethodCall) -> Void
     ) {
         self.name = name
         self.arguments = arguments
         self.results = results
+        self.budget = budget
+        self.precheck = precheck
         self.handler = handler
     }
 
@@ -102,15 +118,23 @@ public struct DBusProperty {
     /// Whether `PropertiesChanged` is emitted when it changes (introspected as the annotation
     /// `org.freedesktop.DBus.Property.EmitsChangedSignal`).
     public var emitsChange: Bool
-    /// Reads its current value, on the loop thread; the value must have type `signature`.
-    public var value: () -> DBusValue
+    /// Reads its current value on the object at the path given, on the loop thread; the value
+    /// must have type `signature`.
+    public var value: (ObjectPath) -> DBusValue
 
-    /// Describes a property.
+    /// Describes a property whose value is the same whatever the object's path.
     public init(_ name: String, _ signature: String, emitsChange: Bool = false, value: @escaping () -> DBusValue) {
+        self.init(name, signature, emitsChange: emitsChange, valueAt: { _ in value() })
+    }
+
+    /// Describes a property whose value depends on the object's path (for a `DBusSubtree`).
+    public init(
+        _ name: String, _ signature: String, emitsChange: Bool = false, valueAt: @escaping (ObjectPath) -> DBusValue
+    ) {
         self.name = name
         self.signature = signature
         self.emitsChange = emitsChange
-        self.value = value
+        self.value = valueAt
     }
 }
 

@@ -20,7 +20,9 @@ final class DBusLink {
     /// Opens a private connection to `address`. Wraps `dbus_connection_open_private`; the
     /// connection never exits the process on disconnect (`dbus_connection_set_exit_on_disconnect`).
     /// Connecting a Unix socket does not block; authentication and `Hello` happen on the loop.
-    init(address: String, context: LoopContext) throws(DBusError) {
+    /// `maximumReceivedSize` bounds the bytes of received messages libdbus holds
+    /// (`dbus_connection_set_max_received_size`).
+    init(address: String, context: LoopContext, maximumReceivedSize: Int) throws(DBusError) {
         var error = CDBus.DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
@@ -33,6 +35,7 @@ final class DBusLink {
         pointer = opened
         self.context = context
         dbus_connection_set_exit_on_disconnect(opened, 0)
+        dbus_connection_set_max_received_size(opened, max(1, maximumReceivedSize))
         install()
     }
 
@@ -89,14 +92,7 @@ final class DBusLink {
         return DBusPendingCall(adopting: pending)
     }
 
-    /// Asks the bus to route signals matching `rule` to us, without waiting for the answer.
-    /// Wraps `dbus_bus_add_match`.
-    func addMatch(_ rule: DBusMatchRule) {
-        guard !isShutDown else { return }
-        rule.text.withCString { dbus_bus_add_match(pointer, $0, nil) }
-    }
-
-    /// Takes a rule added with `addMatch(_:)` back. Wraps `dbus_bus_remove_match`.
+    /// Takes a match rule back, without waiting for the answer. Wraps `dbus_bus_remove_match`.
     func removeMatch(_ rule: DBusMatchRule) {
         guard !isShutDown else { return }
         rule.text.withCString { dbus_bus_remove_match(pointer, $0, nil) }

@@ -18,19 +18,27 @@ public struct DBusMatchRule: Sendable, Hashable, CustomStringConvertible {
     public var interface: InterfaceName?
     /// The signal name.
     public var member: MemberName?
-    /// The first argument, which must be a string (or object path) equal to this.
-    public var arg0: String?
+    /// Arguments by index (0 to 63), each of which must be a string (or object path) equal
+    /// to the text given (the bus's `argN='…'`; an empty text matches an empty string).
+    public var arguments: [Int: String]
+
+    /// The first argument, which must be a string (or object path) equal to this: `arguments[0]`.
+    public var arg0: String? {
+        get { arguments[0] }
+        set { arguments[0] = newValue }
+    }
 
     /// Creates a rule for signals.
     public init(
         sender: BusName? = nil, path: ObjectPath? = nil, interface: InterfaceName? = nil, member: MemberName? = nil,
-        arg0: String? = nil
+        arg0: String? = nil, arguments: [Int: String] = [:]
     ) {
         self.sender = sender
         self.path = path
         self.interface = interface
         self.member = member
-        self.arg0 = arg0
+        self.arguments = arguments
+        if let arg0 { self.arguments[0] = arg0 }
     }
 
     /// `org.freedesktop.DBus.Properties.PropertiesChanged` from `sender` on `path`, for
@@ -52,10 +60,11 @@ public struct DBusMatchRule: Sendable, Hashable, CustomStringConvertible {
         add("path", path?.rawValue)
         add("interface", interface?.rawValue)
         add("member", member?.rawValue)
-        add("arg0", arg0)
+        for index in arguments.keys.sorted() { add("arg\(index)", arguments[index]) }
         return parts.joined(separator: ",")
     }
 
+    /// The rule in the bus's syntax (`text`).
     public var description: String { text }
 
     /// Whether `sender` names a well-known name whose owner must be tracked.

@@ -1,14 +1,6 @@
 import CDBus
 
 extension DBusMessage {
-    /// The header fields of a method call, or `nil` for a message without a path or member.
-    var callHeader: DBusCallHeader? {
-        guard let path, let member else { return nil }
-        return DBusCallHeader(
-            sender: BusName(unchecked: sender ?? ""), path: ObjectPath(unchecked: path),
-            interface: interface.map(InterfaceName.init(unchecked:)), member: MemberName(unchecked: member))
-    }
-
     /// Whether the caller asked for no reply. Wraps `dbus_message_get_no_reply`.
     var expectsNoReply: Bool { dbus_message_get_no_reply(pointer) != 0 }
 

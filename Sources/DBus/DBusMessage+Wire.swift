@@ -53,6 +53,6 @@ extension DBusMessage {
         var count: Int32 = 0
         guard dbus_message_marshal(pointer, &data, &count) != 0, let data else { throw .noMemory }
         defer { dbus_free(data) }
-        return UnsafeRawBufferPointer(start: data, count: Int(count)).map { $0 }
+        return Array(UnsafeRawBufferPointer(start: data, count: Int(count)))
     }
 }

@@ -1,9 +1,5 @@
 import CDBus
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A D-Bus message: a libdbus `DBusMessage`, owned (one reference, released in `deinit`).
 ///
 /// The library makes and reads messages internally; the public part reads a message made
@@ -33,6 +29,20 @@ public final class DBusMessage {
         }
         guard let made else { throw .noMemory }
         return DBusMessage(adopting: made)
+    }
+
+    /// A method call carrying `arguments`, as a caller would send it (the bus sets its sender):
+    /// for driving a `DBusDispatcher` without a bus, or to marshal. Wraps
+    /// `dbus_message_new_method_call` and `dbus_message_set_no_reply`.
+    /// - Throws: `DBusError` (`InvalidArgs`) for values that cannot be sent, `NoMemory`.
+    public static func methodCall(
+        destination: BusName?, path: ObjectPath, interface: InterfaceName?, member: MemberName,
+        arguments: [DBusValue], expectsNoReply: Bool = false
+    ) throws(DBusError) -> DBusMessage {
+        let message = try methodCall(destination: destination, path: path, interface: interface, member: member)
+        try message.append(arguments)
+        dbus_message_set_no_reply(message.pointer, expectsNoReply ? 1 : 0)
+        return message
     }
 
     /// A signal. Wraps `dbus_message_new_signal` (and `dbus_message_set_destination` for a unicast one).
@@ -120,14 +130,23 @@ public final class DBusMessage {
 
     /// The first argument when it is a string or object path (what a rule's `arg0` matches),
     /// read without decoding the others. Wraps `dbus_message_iter_get_basic`.
-    public var firstStringArgument: String? {
+    public var firstStringArgument: String? { stringArgument(at: 0) }
+
+    /// The argument at `index` when it is a string, object path or signature (what a rule's
+    /// `argN` matches), read without decoding any other (`dbus_message_iter_next` skips them).
+    func stringArgument(at index: Int) -> String? {
         var iter = DBusMessageIter()
-        guard dbus_message_iter_init(pointer, &iter) != 0 else { return nil }
+        guard index >= 0, dbus_message_iter_init(pointer, &iter) != 0 else { return nil }
+        for _ in 0..<index {
+            guard dbus_message_iter_next(&iter) != 0 else { return nil }
+        }
         let type = dbus_message_iter_get_arg_type(&iter)
         guard type == NOTIFYBUS_DBUS_TYPE_STRING || type == NOTIFYBUS_DBUS_TYPE_OBJECT_PATH
             || type == NOTIFYBUS_DBUS_TYPE_SIGNATURE
         else { return nil }
-        return Self.text(&iter)
+        var text: UnsafePointer<CChar>? = nil
+        dbus_message_iter_get_basic(&iter, &text)
+        return text.map { String(cString: $0) } ?? ""
     }
 
     /// Whether this is the signal `interface.member` on `path`.
@@ -141,17 +160,33 @@ public final class DBusMessage {
         }
     }
 
-    /// The arguments, decoded (libdbus's message iterators, `dbus_message_iter_*`).
+    /// The arguments, decoded (libdbus's message iterators, `dbus_message_iter_*`), whatever
+    /// their size: for a message from a peer that may be hostile, use
+    /// `arguments(within:limitsExceeded:)`.
     /// - Throws: `DBusError` (`NotSupported`) for a Unix file descriptor, anywhere in the message.
     public func arguments() throws(DBusError) -> [DBusValue] {
+        try arguments(within: .unlimited, limitsExceeded: .limitsExceeded)
+    }
+
+    /// The arguments, decoded within `budget` (libdbus's message iterators,
+    /// `dbus_message_iter_*`): decoding stops at the first value past it.
+    /// - Throws: `DBusError` named `limitsExceeded` past the budget; `NotSupported` for a Unix
+    ///   file descriptor, anywhere in the message.
+    public func arguments(within budget: DBusDecodingBudget, limitsExceeded: ErrorName) throws(DBusError) -> [DBusValue] {
         var iter = DBusMessageIter()
         guard dbus_message_iter_init(pointer, &iter) != 0 else { return [] }
-        var values: [DBusValue] = []
-        while dbus_message_iter_get_arg_type(&iter) != NOTIFYBUS_DBUS_TYPE_INVALID {
-            values.append(try Self.read(&iter))
-            dbus_message_iter_next(&iter)
-        }
-        return values
+        var decoder = DBusArgumentDecoder(budget: budget, limitsExceeded: limitsExceeded.rawValue)
+        return try decoder.readAll(&iter)
+    }
+
+    /// The first argument, an `a{sv}`, by key, leaving out the entries whose variant holds a Unix
+    /// file descriptor (their keys are listed apart; the descriptor stays in the message).
+    /// - Throws: `DBusError` (`InvalidArgs`) when the first argument is not an `a{sv}`.
+    func vardictSkippingDescriptors() throws(DBusError) -> (values: [String: DBusValue], descriptorKeys: [String]) {
+        var iter = DBusMessageIter()
+        guard dbus_message_iter_init(pointer, &iter) != 0 else { throw .invalidArgs("expected a dictionary") }
+        var decoder = DBusArgumentDecoder(budget: .unlimited, limitsExceeded: DBusError.Name.limitsExceeded)
+        return try decoder.readVardictSkippingDescriptors(&iter)
     }
 
     /// Appends `values` as arguments (after validating them).
@@ -167,91 +202,6 @@ public final class DBusMessage {
         let name = errorName ?? DBusError.Name.failed
         let text = (try? arguments())?.first?.stringValue ?? ""
         return DBusError(name: name, message: text)
-    }
-
-    // MARK: Reading
-
-    private static func read(_ iter: inout DBusMessageIter) throws(DBusError) -> DBusValue {
-        let type = dbus_message_iter_get_arg_type(&iter)
-        switch type {
-        case NOTIFYBUS_DBUS_TYPE_BYTE: return .byte(basic(&iter, UInt8(0)))
-        case NOTIFYBUS_DBUS_TYPE_BOOLEAN: return .boolean(basic(&iter, dbus_bool_t(0)) != 0)
-        case NOTIFYBUS_DBUS_TYPE_INT16: return .int16(basic(&iter, Int16(0)))
-        case NOTIFYBUS_DBUS_TYPE_UINT16: return .uint16(basic(&iter, UInt16(0)))
-        case NOTIFYBUS_DBUS_TYPE_INT32: return .int32(basic(&iter, Int32(0)))
-        case NOTIFYBUS_DBUS_TYPE_UINT32: return .uint32(basic(&iter, UInt32(0)))
-        case NOTIFYBUS_DBUS_TYPE_INT64: return .int64(basic(&iter, Int64(0)))
-        case NOTIFYBUS_DBUS_TYPE_UINT64: return .uint64(basic(&iter, UInt64(0)))
-        case NOTIFYBUS_DBUS_TYPE_DOUBLE: return .double(basic(&iter, Double(0)))
-        case NOTIFYBUS_DBUS_TYPE_STRING: return .string(text(&iter))
-        case NOTIFYBUS_DBUS_TYPE_OBJECT_PATH: return .objectPath(text(&iter))
-        case NOTIFYBUS_DBUS_TYPE_SIGNATURE: return .signature(text(&iter))
-        case NOTIFYBUS_DBUS_TYPE_UNIX_FD:
-            // libdbus hands us a duplicate we own: close it, we cannot represent it.
-            let fd = basic(&iter, Int32(-1))
-            if fd >= 0 { close(fd) }
-            throw DBusError(name: DBusError.Name.notSupported, message: "Unix file descriptors ('h') are not supported")
-        case NOTIFYBUS_DBUS_TYPE_VARIANT:
-            var sub = DBusMessageIter()
-            dbus_message_iter_recurse(&iter, &sub)
-            return .variant(try read(&sub))
-        case NOTIFYBUS_DBUS_TYPE_STRUCT:
-            var sub = DBusMessageIter()
-            dbus_message_iter_recurse(&iter, &sub)
-            var fields: [DBusValue] = []
-            while dbus_message_iter_get_arg_type(&sub) != NOTIFYBUS_DBUS_TYPE_INVALID {
-                fields.append(try read(&sub))
-                dbus_message_iter_next(&sub)
-            }
-            return .structure(fields)
-        case NOTIFYBUS_DBUS_TYPE_ARRAY:
-            let full = currentSignature(&iter)
-            let element = String(full.dropFirst())
-            var sub = DBusMessageIter()
-            dbus_message_iter_recurse(&iter, &sub)
-            if element.hasPrefix("{") {
-                let inner = element.dropFirst().dropLast()
-                let key = String(inner.prefix(1))
-                let value = String(inner.dropFirst())
-                var entries: [DBusDictionaryEntry] = []
-                while dbus_message_iter_get_arg_type(&sub) == NOTIFYBUS_DBUS_TYPE_DICT_ENTRY {
-                    var entry = DBusMessageIter()
-                    dbus_message_iter_recurse(&sub, &entry)
-                    let k = try read(&entry)
-                    dbus_message_iter_next(&entry)
-                    let v = try read(&entry)
-                    entries.append(DBusDictionaryEntry(key: k, value: v))
-                    dbus_message_iter_next(&sub)
-                }
-                return .dictionary(keySignature: key, valueSignature: value, entries)
-            }
-            var elements: [DBusValue] = []
-            while dbus_message_iter_get_arg_type(&sub) != NOTIFYBUS_DBUS_TYPE_INVALID {
-                elements.append(try read(&sub))
-                dbus_message_iter_next(&sub)
-            }
-            return .array(elementSignature: element, elements)
-        default:
-            throw DBusError(name: DBusError.Name.notSupported, message: "unknown D-Bus type code \(type)")
-        }
-    }
-
-    private static func basic<T: BitwiseCopyable>(_ iter: inout DBusMessageIter, _ initial: T) -> T {
-        var value = initial
-        dbus_message_iter_get_basic(&iter, &value)
-        return value
-    }
-
-    private static func text(_ iter: inout DBusMessageIter) -> String {
-        var pointer: UnsafePointer<CChar>? = nil
-        dbus_message_iter_get_basic(&iter, &pointer)
-        return pointer.map { String(cString: $0) } ?? ""
-    }
-
-    private static func currentSignature(_ iter: inout DBusMessageIter) -> String {
-        guard let raw = dbus_message_iter_get_signature(&iter) else { return "" }
-        defer { dbus_free(raw) }
-        return String(cString: raw)
     }
 
     // MARK: Writing

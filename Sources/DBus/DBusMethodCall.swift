@@ -1,50 +1,51 @@
 /// A method call to an exported object, answered once with `reply(_:)` or `fail(_:)`.
 ///
 /// A call dropped without an answer is answered with `org.freedesktop.DBus.Error.Failed`, so a
-/// caller never waits for its timeout. A call sent with `NO_REPLY_EXPECTED` gets no reply at
-/// all. Lives on the connection's loop thread.
+/// caller never waits for its timeout. A call sent with `NO_REPLY_EXPECTED` runs its handler
+/// like any other and gets no reply at all. Lives on the connection's loop thread.
 public final class DBusMethodCall {
-    /// The caller's unique name (`:1.42`).
-    public let sender: BusName
-    /// The object it was sent to.
-    public let path: ObjectPath
-    /// The interface it names (the one its method was found in when it named none).
+    /// Its header: sender, path, interface, member, signature.
+    public let header: DBusCallHeader
+    /// The interface of its method: the one it names, or the one its method was found in when
+    /// it named none.
     public let interface: InterfaceName?
-    /// The method's name.
-    public let member: MemberName
-    /// Its arguments' signature.
-    public let signature: String
-    /// Its arguments.
+    /// Its arguments, decoded within the method's budget; their signature is the method's.
     public let arguments: [DBusValue]
-
-    private let message: DBusMessage
-    private weak var connection: DBusConnection?
-    private let generation: UInt64
     /// The reply's signature, checked before it is sent (`nil`: not checked).
-    var resultSignature: String?
+    public let resultSignature: String?
+
+    private let respond: (Result<[DBusValue], DBusError>) -> Void
     /// Whether it has been answered.
     public private(set) var isAnswered = false
 
-    init(
-        message: DBusMessage, header: DBusCallHeader, arguments: [DBusValue], connection: DBusConnection,
-        generation: UInt64
+    /// A call with `header` and decoded `arguments`, for the method of `interface`, whose answer
+    /// goes to `respond` (once; values of another signature than `resultSignature` become
+    /// `Failed`). The connection makes these; a test or fuzzer drives handlers with its own.
+    public init(
+        header: DBusCallHeader, interface: InterfaceName?, arguments: [DBusValue], resultSignature: String?,
+        respond: @escaping (Result<[DBusValue], DBusError>) -> Void
     ) {
-        self.message = message
-        self.sender = header.sender
-        self.path = header.path
-        self.interface = header.interface
-        self.member = header.member
-        self.signature = message.signature
+        self.header = header
+        self.interface = interface
         self.arguments = arguments
-        self.connection = connection
-        self.generation = generation
+        self.resultSignature = resultSignature
+        self.respond = respond
     }
 
     deinit {
         if !isAnswered {
-            send(.error(DBusError(name: DBusError.Name.failed, message: "\(member) was not answered")))
+            respond(.failure(DBusError(name: DBusError.Name.failed, message: "\(member) was not answered")))
         }
     }
+
+    /// The caller's unique name (`:1.42`).
+    public var sender: BusName { header.sender }
+    /// The object it was sent to.
+    public var path: ObjectPath { header.path }
+    /// The method's name.
+    public var member: MemberName { header.member }
+    /// Its arguments' signature.
+    public var signature: String { header.signature }
 
     /// Answers with `values`, which must have the method's result types; values that do not
     /// are not sent, and the caller gets `org.freedesktop.DBus.Error.Failed` instead.
@@ -54,11 +55,11 @@ public final class DBusMethodCall {
         isAnswered = true
         let signature = values.map(\.signature).joined()
         if let resultSignature, signature != resultSignature {
-            send(.error(DBusError(
+            respond(.failure(DBusError(
                 name: DBusError.Name.failed, message: "\(member) answered '\(signature)', expected '\(resultSignature)'")))
             return
         }
-        send(.values(values))
+        respond(.success(values))
     }
 
     /// Answers with `error` (its name must be a valid error name, else `Failed` is sent).
@@ -66,37 +67,6 @@ public final class DBusMethodCall {
     public func fail(_ error: DBusError) {
         guard !isAnswered else { return }
         isAnswered = true
-        send(.error(error))
+        respond(.failure(error))
     }
-
-    private enum Answer {
-        case values([DBusValue])
-        case error(DBusError)
-    }
-
-    /// Sends the answer on the link the call came in on (not a newer one, where the caller is gone).
-    private func send(_ answer: Answer) {
-        guard !message.expectsNoReply, let connection, connection.generation == generation,
-              let link = connection.link
-        else { return }
-        let made: DBusMessage?
-        switch answer {
-        case .values(let values):
-            made = (try? message.makeReturn(values))
-                ?? message.makeError(DBusError(
-                    name: DBusError.Name.failed, message: "\(member) answered values that cannot be sent"))
-        case .error(let error):
-            made = message.makeError(error)
-        }
-        if let made { try? link.send(made) }
-    }
-}
-
-/// The header fields of a method call that dispatch needs. libdbus validated them when it read
-/// the message.
-struct DBusCallHeader {
-    let sender: BusName
-    let path: ObjectPath
-    let interface: InterfaceName?
-    let member: MemberName
 }

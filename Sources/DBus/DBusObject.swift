@@ -1,28 +1,27 @@
-/// An object exported on a connection: a path, the interfaces it implements, and who may call it.
+/// An object exported at one path: the interfaces it implements, and who may call it.
 ///
-/// Export it with `DBusConnection.export(_:)`. The connection answers `Introspect`
+/// Export it with `DBusConnection.export(_:)` (or add it to a `DBusDispatcher`). Calls to its
+/// path are dispatched to its interfaces' methods; `Introspect`
 /// (`org.freedesktop.DBus.Introspectable`) and `Get`, `GetAll` and `Set` (refused: every
-/// property is read-only) of `org.freedesktop.DBus.Properties` from the descriptions; libdbus
-/// answers `org.freedesktop.DBus.Peer`. Lives on the connection's loop thread.
+/// property is read-only) of `org.freedesktop.DBus.Properties` are answered from the
+/// descriptions; libdbus answers `org.freedesktop.DBus.Peer`. For many objects of one kind
+/// under a prefix, export one `DBusSubtree` instead. Lives on the connection's loop thread.
 public final class DBusObject {
     /// Where it is exported.
     public let path: ObjectPath
     /// The interfaces it implements.
     public let interfaces: [DBusInterface]
-    /// Decides whether `call` may go ahead, before its method (or `Properties` method) runs:
-    /// `nil` lets it, an error is the reply. `Introspect` and `Peer` are open to every caller.
-    public var authorize: ((DBusMethodCall) -> DBusError?)?
+    /// Decides from a call's header alone (sender, path, interface, member, signature; never
+    /// the arguments) whether the caller may go on: `nil` lets it, an error is the reply,
+    /// whatever the member, interface or signature (`Properties` and unknown members included).
+    /// `Introspectable` and `Peer` are open to every caller.
+    public var authorize: ((DBusCallHeader) -> DBusError?)?
 
     /// An object at `path` implementing `interfaces`.
-    public init(path: ObjectPath, interfaces: [DBusInterface], authorize: ((DBusMethodCall) -> DBusError?)? = nil) {
+    public init(path: ObjectPath, interfaces: [DBusInterface], authorize: ((DBusCallHeader) -> DBusError?)? = nil) {
         self.path = path
         self.interfaces = interfaces
         self.authorize = authorize
-    }
-
-    /// The interface named `name`, if it implements one.
-    func interface(_ name: String) -> DBusInterface? {
-        interfaces.first { $0.name.rawValue == name }
     }
 }
 

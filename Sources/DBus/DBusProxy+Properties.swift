@@ -39,7 +39,7 @@ extension DBusProxy {
     }
 
     func propertiesChanged(_ signal: DBusSignal) {
-        guard !isOwnerKnown || signal.sender == owner || destination.isUnique else { return }
+        guard isFromOwner(signal) else { return }
         let change: DBusPropertiesChange
         do throws(DBusError) {
             change = try DBusPropertiesChange(signal)
@@ -51,6 +51,12 @@ extension DBusProxy {
         if load != nil { load?.queued.append(change) }
         Self.apply(change, to: &properties)
         tell(.changed(change))
+    }
+
+    /// Whether `signal` comes from the destination's current owner, once known (a unique
+    /// destination is its own owner).
+    func isFromOwner(_ signal: DBusSignal) -> Bool {
+        destination.isUnique ? signal.sender == destination : isOwnerKnown && signal.sender == owner
     }
 
     private static func apply(_ change: DBusPropertiesChange, to properties: inout [String: DBusValue]) {

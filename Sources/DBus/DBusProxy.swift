@@ -152,7 +152,7 @@ public final class DBusProxy {
         let id = connection.makeID()
         let rule = DBusMatchRule(sender: destination, path: path, interface: interface, member: member)
         signalTokens[id] = connection.signals(matching: rule) { [weak self] signal in
-            guard let self, !self.isOwnerKnown || signal.sender == self.owner || self.destination.isUnique else { return }
+            guard let self, self.isFromOwner(signal) else { return }
             handler(signal)
         }
         return DBusConnection.Token(id: id)

@@ -30,40 +30,46 @@ extension BusService {
         return DBusObject(path: BusInterface.path, interfaces: [interface])
     }
 
-    /// `/org/notifybus/Bus1/subscription/<n>`: its owner's alone (but `Introspect` and `Peer`).
-    func subscriptionObject(_ number: UInt64, path: ObjectPath) -> DBusObject {
+    /// The subscription objects, `/org/notifybus/Bus1/subscription/<n>`, one subtree: an object
+    /// for each live subscription, its owner's alone (but `Introspect` and `Peer`).
+    func subscriptionSubtree() -> DBusSubtree {
+        /// The method `name`, carrying out what `act` decides for the subscription at the call's path.
+        func method(_ name: MemberName, _ act: @escaping (inout SubscriptionTable, UInt64) -> [SubscriptionTable.Action]) -> DBusMethod {
+            DBusMethod(name) { [weak self] call in
+                guard let self, let number = BusInterface.subscriptionNumber(of: call.path) else { return }
+                self.perform(act(&self.table, number))
+                call.reply()
+            }
+        }
         let interface = DBusInterface(
             name: BusInterface.subscriptionInterface,
             methods: [
-                DBusMethod("Suspend") { [weak self] call in
-                    guard let self else { return }
-                    self.perform(self.table.suspend(number))
-                    call.reply()
-                },
-                DBusMethod("Resume") { [weak self] call in
-                    guard let self else { return }
-                    self.perform(self.table.resume(number))
-                    call.reply()
-                },
-                DBusMethod("Cancel") { [weak self] call in
-                    guard let self else { return }
-                    self.perform(self.table.cancel(number))
-                    call.reply()
-                },
+                method("Suspend") { $0.suspend($1) },
+                method("Resume") { $0.resume($1) },
+                method("Cancel") { $0.cancel($1) },
             ],
             properties: [
-                DBusProperty("State", "s") { [weak self] in
-                    .string(self?.table.entries[number]?.isSuspended == true ? "suspended" : "active")
+                DBusProperty("State", "s") { [weak self] path in
+                    let number = BusInterface.subscriptionNumber(of: path)
+                    return .string(number.flatMap { self?.table.entries[$0] }?.isSuspended == true ? "suspended" : "active")
                 },
             ],
             signals: [DBusSignalMember(BusInterface.eventsSignal, arguments: [.init("events", "aa{sv}")])])
-        return DBusObject(path: path, interfaces: [interface]) { [weak self] call in
-            guard let owner = self?.table.entries[number]?.owner, owner == call.sender else {
-                return DBusError(
-                    name: DBusError.Name.accessDenied, message: "\(path) belongs to another connection")
-            }
-            return nil
-        }
+        return DBusSubtree(
+            prefix: BusInterface.subscriptionPrefix, interfaces: [interface],
+            resolve: { [weak self] path in
+                BusInterface.subscriptionNumber(of: path).map { self?.live[$0] != nil } ?? false
+            },
+            enumerate: { [weak self] in (self?.live.keys.sorted() ?? []).map(BusInterface.subscriptionPath) },
+            authorize: { [weak self] header in
+                guard let number = BusInterface.subscriptionNumber(of: header.path),
+                      let owner = self?.table.entries[number]?.owner, owner == header.sender
+                else {
+                    return DBusError(
+                        name: DBusError.Name.accessDenied, message: "\(header.path) belongs to another connection")
+                }
+                return nil
+            })
     }
 
     // MARK: Methods of the bus object

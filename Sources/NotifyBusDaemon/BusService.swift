@@ -4,14 +4,14 @@ import Logging
 import NotifyBus
 import NotifyBusProtocol
 
-/// `notifybusd`'s D-Bus side (CONTRACT.md §5): the bus object and one object per subscription on
+/// `notifybusd`'s D-Bus side (CONTRACT.md §5): the bus object and the subscriptions' subtree on
 /// a connection, the subscriptions' life, and their events sent to their owners.
 ///
 /// Lives on the loop thread of its connection. Its decisions about who owns what and what is
 /// suspended are `SubscriptionTable`'s; this type carries them out: it makes and cancels the bus
-/// subscriptions, exports their objects, follows each owner (its leaving the bus, its process's
-/// life through `ProcessLifeWatcher`), and sends each batch of a subscription's events as one
-/// unicast `Events` signal.
+/// subscriptions (the subtree's objects are the live ones), follows each owner (its leaving the
+/// bus, its process's life through `ProcessLifeWatcher`), and sends each batch of a
+/// subscription's events as one unicast `Events` signal.
 ///
 /// One event's path: a source publishes → the subscription's batch handler (on the publishing
 /// thread) queues the batch on this loop → `send` checks the owner can run → one `Events` signal.
@@ -61,15 +61,20 @@ final class BusService {
         self.globalBudget = bus.makeHoldBudget(limit: maximumHeld)
     }
 
-    /// Exports the bus object.
+    /// Exports the bus object and the subscriptions' subtree; logs match rules the bus refuses.
     func start() throws(DBusError) {
         try connection.export(busObject())
+        try connection.export(subscriptionSubtree())
+        connection.onMatchRuleFailure { [logger] rule, error in
+            logger.warning("the bus refused a match rule", metadata: ["rule": "\(rule)", "error": "\(error)"])
+        }
     }
 
     /// Cancels every subscription and takes every object away.
     func stop() {
         for owner in Array(followers.keys) { perform(table.ownerLeft(owner)) }
         connection.unexport(BusInterface.path)
+        connection.unexportSubtree(at: BusInterface.subscriptionPrefix)
     }
 
     /// A source's status changed (or is known for the first time).
@@ -112,13 +117,11 @@ final class BusService {
             try? loop.execute { context in context[local: BusService.key]?.send(events, of: number) }
         }
         live[number] = Live(subscription: subscription, path: path)
-        try? connection.export(subscriptionObject(number, path: path))
     }
 
     private func remove(_ number: UInt64) {
         guard let removed = live.removeValue(forKey: number) else { return }
         removed.subscription.cancel()
-        connection.unexport(removed.path)
     }
 
     /// Follows `owner`: its leaving the bus, and (once its process ID is known) its process's life.

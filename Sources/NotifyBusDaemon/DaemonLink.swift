@@ -1,5 +1,6 @@
 import DBus
 import EpollLoop
+import NotifyBusProtocol
 import NotifyBusSources
 
 /// The daemon's connection and `BusService` on their loop, reached from async code: each method
@@ -23,7 +24,10 @@ final class DaemonLink: Sendable {
             do {
                 try loop.execute { context in
                     let connection = DBusConnection(
-                        address: address, context: context, configuration: .init(reconnects: false))
+                        address: address, context: context,
+                        configuration: .init(
+                            reconnects: false, maximumReceivedSize: 4 * 1024 * 1024,
+                            limitsExceeded: ErrorName(rawValue: BusInterface.ErrorName.limitsExceeded) ?? .limitsExceeded))
                     context[local: key] = connection
                     let service = makeService(context, connection)
                     context[local: BusService.key] = service

@@ -16,9 +16,23 @@ public enum BusInterface {
     /// The version the `Version` property reports.
     public static let version: UInt32 = 1
 
+    /// The path every subscription object is below: `/org/notifybus/Bus1/subscription`.
+    public static let subscriptionPrefix: ObjectPath = "/org/notifybus/Bus1/subscription"
+
     /// The path of subscription number `number`: `/org/notifybus/Bus1/subscription/<n>`.
     public static func subscriptionPath(_ number: UInt64) -> ObjectPath {
-        ObjectPath(rawValue: "\(path.rawValue)/subscription/\(number)") ?? path
+        ObjectPath(rawValue: "\(subscriptionPrefix.rawValue)/\(number)") ?? path
+    }
+
+    /// The number of the subscription at `path`, when `path` is one's (`<n>` in its decimal
+    /// form, without leading zeros).
+    public static func subscriptionNumber(of path: ObjectPath) -> UInt64? {
+        let text = path.rawValue
+        let prefix = subscriptionPrefix.rawValue + "/"
+        guard text.hasPrefix(prefix), let number = UInt64(text.dropFirst(prefix.count)),
+              text.utf8.count == prefix.utf8.count + String(number).utf8.count
+        else { return nil }
+        return number
     }
 
     /// Error names of the interface.

@@ -82,6 +82,7 @@ class DBusSourceWatcher<Configuration: DBusSourceConfiguration>: ConfiguredWatch
 
     func start(in context: LoopContext) {
         report(.starting(reason: "connecting to the \(configuration.address)"))
+        connection.onMatchRuleFailure { [problem] rule, error in problem("the bus refused the match rule \(rule): \(error)") }
         followConnection()
         watch(in: context)
         connection.connect()

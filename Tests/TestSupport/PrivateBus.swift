@@ -19,8 +19,9 @@ public final class PrivateBus: Sendable {
     private let daemon = Mutex<Spawned?>(nil)
 
     /// Starts a daemon and waits until it listens; `limits` are `<limit name="…">` values of its
-    /// configuration (the daemon's own defaults otherwise).
-    public init(_ kind: Kind = .system, limits: [String: Int] = [:]) throws {
+    /// configuration (the daemon's own defaults otherwise), and `configuration` is added to its
+    /// `<busconfig>` as it is (more policy).
+    public init(_ kind: Kind = .system, limits: [String: Int] = [:], configuration: String = "") throws {
         self.kind = kind
         directory = try makeTemporaryDirectory("notifybus-dbus")
         address = "unix:path=\(directory)/bus_socket"
@@ -41,7 +42,8 @@ public final class PrivateBus: Sendable {
                 <allow receive_sender="*"/>
                 <allow eavesdrop="true"/>
               </policy>
-            \(limits.sorted { $0.key < $1.key }.map { "  <limit name=\"\($0.key)\">\($0.value)</limit>\n" }.joined())</busconfig>
+            \(limits.sorted { $0.key < $1.key }.map { "  <limit name=\"\($0.key)\">\($0.value)</limit>\n" }.joined())\(configuration)
+            </busconfig>
             """)
         try start()
     }
