@@ -2,7 +2,9 @@
 /// per key), the subscribers, and per key the subscribers it routes to.
 struct BusState {
     struct KeyRecord {
-        let key: String
+        /// The key, split into its segments once for every pattern it is matched against.
+        let split: SplitKey
+        var key: String { split.text }
         var value: JSONValue?
         var seq: UInt64 = 0
         var time: Duration = .zero
@@ -41,7 +43,7 @@ struct BusState {
     mutating func keyID(for key: String) -> Int32 {
         if let id = keyIDs.id(of: key) { return id }
         let id = Int32(keys.count)
-        keys.append(KeyRecord(key: key))
+        keys.append(KeyRecord(split: SplitKey(key)))
         keyIDs.insert(key, id: id)
         return id
     }
@@ -79,7 +81,7 @@ struct BusState {
     }
 
     private mutating func route(_ index: Int) {
-        let key = keys[index].key
+        let key = keys[index].split
         keys[index].routes = subscriberOrder.filter { $0.patterns.anyMatches(key) }.map(Unmanaged.passUnretained)
         keys[index].routeGeneration = generation
     }
@@ -88,7 +90,7 @@ struct BusState {
     func snapshot(matching patterns: [KeyPattern]) -> [HeldEntry] {
         var entries: [HeldEntry] = []
         for (index, record) in keys.enumerated() {
-            guard let value = record.value, patterns.anyMatches(record.key) else { continue }
+            guard let value = record.value, patterns.anyMatches(record.split) else { continue }
             entries.append(HeldEntry(
                 keyID: Int32(index), key: record.key, value: value, count: 0,
                 first: record.time, last: record.time, seq: record.seq))
