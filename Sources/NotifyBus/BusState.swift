@@ -8,22 +8,20 @@ struct BusState {
         var value: JSONValue?
         var seq: UInt64 = 0
         var time: Duration = .zero
-        /// Subscribers whose patterns match the key, valid while `routeGeneration == generation`.
+        /// Subscribers whose patterns match the key, in the order they subscribed (their IDs').
         ///
-        /// Unretained: `subscribers` owns them, and every removal changes `generation`, so a route
-        /// list is only used while all its subscribers are alive. Retaining each one per publish
-        /// costs an atomic increment and decrement, more than the rest of a publish to it.
+        /// Unretained: `subscribers` owns them, and a subscriber leaves the routes of every key it
+        /// is routed from (its `routedKeys`) when it is removed, so a route list holds only live
+        /// subscribers. Retaining each one per publish costs an atomic increment and decrement,
+        /// more than the rest of a publish to it.
         var routes: [Unmanaged<SubscriberCore>] = []
-        var routeGeneration = -1
     }
 
     var keyIDs = KeyIndex()
     var keys: [KeyRecord] = []
     var subscribers: [Int: SubscriberCore] = [:]
-    /// Subscribers in the order they subscribed.
+    /// Subscribers in the order they subscribed, which is the order of their IDs.
     var subscriberOrder: [SubscriberCore] = []
-    /// Changes whenever the set of subscribers changes; stale routes are rebuilt lazily.
-    var generation = 0
     var seq: UInt64 = 0
     var nextSubscriberID = 1
     /// The counters of the live ``HoldBudget`` handles, by ID; holds keep their own references.
@@ -45,6 +43,7 @@ struct BusState {
         let id = Int32(keys.count)
         keys.append(KeyRecord(split: SplitKey(key)))
         keyIDs.insert(key, id: id)
+        route(newKey: Int(id))
         return id
     }
 
@@ -58,7 +57,6 @@ struct BusState {
     mutating func publish(keyID: Int32, value: JSONValue, time: Duration, wakes: inout [Wakeup]) {
         seq &+= 1
         let index = Int(keyID)
-        if keys[index].routeGeneration != generation { route(index) }
         let seq = self.seq
         let keyCount = keys.count
         // Through a buffer pointer and by index, so the record is borrowed where it is stored: a
@@ -80,12 +78,6 @@ struct BusState {
         if !journals.isEmpty { journal(.event(key: keys[index].key, value: value, time: time), &wakes) }
     }
 
-    private mutating func route(_ index: Int) {
-        let key = keys[index].split
-        keys[index].routes = subscriberOrder.filter { $0.patterns.anyMatches(key) }.map(Unmanaged.passUnretained)
-        keys[index].routeGeneration = generation
-    }
-
     /// The current value of every key matching `patterns`, in order of each key's latest event.
     func snapshot(matching patterns: [KeyPattern]) -> [HeldEntry] {
         var entries: [HeldEntry] = []
@@ -104,13 +96,13 @@ struct BusState {
     mutating func add(_ subscriber: SubscriberCore, initial: InitialDelivery, time: Duration) -> [Wakeup] {
         subscribers[subscriber.id] = subscriber
         subscriberOrder.append(subscriber)
-        generation &+= 1
+        route(keysTo: subscriber)
         var wakes: [Wakeup] = []
         journal(.subscribed(
             id: subscriber.id, name: subscriber.name, patterns: subscriber.patterns, policy: subscriber.policy,
             limit: subscriber.hold.limit, initial: initial, time: time), &wakes)
         if initial == .current {
-            subscriber.outbox.append(.initial(time: time, entries: snapshot(matching: subscriber.patterns)))
+            subscriber.outbox.append(.initial(time: time, entries: currentValues(for: subscriber)))
             subscriber.wake(&wakes)
         }
         return wakes
@@ -118,8 +110,7 @@ struct BusState {
 
     mutating func remove(id: Int, time: Duration) -> [Wakeup] {
         guard let subscriber = subscribers.removeValue(forKey: id) else { return [] }
-        subscriberOrder.removeAll { $0 === subscriber }
-        generation &+= 1
+        unroute(subscriber)
         subscriber.hold.reset()
         subscriber.outbox = Outbox()
         var wakes: [Wakeup] = []
@@ -148,7 +139,7 @@ struct BusState {
         if subscriber.hold.overflowed {
             subscriber.hold.reset()
             subscriber.outbox.append(
-                .resync(time: time, entries: snapshot(matching: subscriber.patterns), afterResume: true))
+                .resync(time: time, entries: currentValues(for: subscriber), afterResume: true))
         } else {
             subscriber.outbox.append(
                 .flush(time: time, entries: subscriber.hold.take(), ordered: !subscriber.hold.coalesces))
@@ -176,7 +167,7 @@ struct BusState {
         if subscriber.hold.overflowed {
             subscriber.hold.reset()
             // Delivered live, not at a resume: at the time of the latest event it stands for.
-            let current = snapshot(matching: subscriber.patterns)
+            let current = currentValues(for: subscriber)
             subscriber.outbox.append(.resync(time: current.last?.last ?? .zero, entries: current, afterResume: false))
         } else if !subscriber.hold.isEmpty {
             subscriber.outbox.append(

@@ -95,6 +95,12 @@ public final class NotificationBus: Sendable {
         withState { $0.snapshot(matching: patterns) }.map { ($0.key, $0.value) }
     }
 
+    /// How many subscriptions the bus has now.
+    package var subscriberCount: Int { withState { $0.subscribers.count } }
+
+    /// How many routes the bus keeps: one per key per subscription whose patterns match it.
+    package var routeCount: Int { withState { $0.routeCount } }
+
     // MARK: Subscribing
 
     /// Subscribes to the keys matching any of `patterns`; iterate the result to receive events.

@@ -24,6 +24,8 @@ final class SubscriberCore {
     /// out at run time, so every publish that tests it pays metadata lookups). It is resumed exactly
     /// once: it is only set and taken under the bus lock, and taking it clears it.
     @exclusivity(unchecked) var waiter: UnsafeContinuation<[PendingItem]?, Never>?
+    /// The IDs of the keys routed to it (whose patterns match), so that removing it leaves exactly their routes.
+    @exclusivity(unchecked) var routedKeys: [Int32] = []
     /// A callback drain is under way; events only need enqueueing.
     @exclusivity(unchecked) var isDraining = false
 
