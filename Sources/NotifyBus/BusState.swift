@@ -158,6 +158,8 @@ struct BusState {
 
     mutating func take(_ subscriber: SubscriberCore) -> [PendingItem] {
         if subscriber.isCongested && !subscriber.isSuspended { releaseBacklog(of: subscriber) }
+        // A polling consumer takes everything: the next event tells it again.
+        if subscriber.notifiesReady { subscriber.callbackPending = false }
         return subscriber.outbox.take()
     }
 

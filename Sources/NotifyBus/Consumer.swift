@@ -7,10 +7,17 @@ import Synchronization
 final class Consumer: Sendable {
     /// A callback subscriber's handler, given everything taken from the outbox at once.
     let handler: (@Sendable ([SubscriptionEvent]) -> Void)?
+    /// A polling subscriber's signal: called when its outbox gets something after it was empty or
+    /// taken, and not again until the consumer takes it with `poll()`.
+    let onReady: (@Sendable () -> Void)?
     private let materializer: Mutex<Materializer>
 
-    init(policy: DeliveryPolicy, handler: (@Sendable ([SubscriptionEvent]) -> Void)?) {
+    init(
+        policy: DeliveryPolicy, handler: (@Sendable ([SubscriptionEvent]) -> Void)?,
+        onReady: (@Sendable () -> Void)? = nil
+    ) {
         self.handler = handler
+        self.onReady = onReady
         self.materializer = Mutex(Materializer(policy: policy))
     }
 
