@@ -122,9 +122,15 @@ struct BusState {
         return wakes
     }
 
-    mutating func suspend(id: Int, time: Duration) -> [Wakeup] {
+    /// Suspends subscriber `id`. With `holdingPending`, the events waiting for its consumer at the
+    /// end of its outbox, and a slow subscriber's backlog, go back into its hold first.
+    mutating func suspend(id: Int, time: Duration, holdingPending: Bool = false) -> [Wakeup] {
         guard let subscriber = subscribers[id], !subscriber.isSuspended else { return [] }
-        if subscriber.isCongested { releaseBacklog(of: subscriber) }
+        if holdingPending {
+            holdPending(of: subscriber)
+        } else if subscriber.isCongested {
+            releaseBacklog(of: subscriber)
+        }
         subscriber.isSuspended = true
         subscriber.outbox.append(.suspended(time))
         var wakes: [Wakeup] = []
@@ -161,6 +167,22 @@ struct BusState {
         // A polling consumer takes everything: the next event tells it again.
         if subscriber.notifiesReady { subscriber.callbackPending = false }
         return subscriber.outbox.take()
+    }
+
+    /// Puts the events that wait for the consumer, delivered live but not taken, back into the hold
+    /// as if they had arrived while suspended, in their order, and after them a slow subscriber's
+    /// backlog (later events). They count against the limit and the budget as new events would;
+    /// under `drop` they are discarded, and so is an overflowed backlog.
+    private func holdPending(of subscriber: SubscriberCore) {
+        let pending = subscriber.outbox.takeTrailingEntries()
+        var backlog: [HeldEntry] = []
+        if subscriber.isCongested {
+            subscriber.isCongested = false
+            if subscriber.policy == .drop { subscriber.hold.reset() } else { backlog = subscriber.hold.take() }
+        }
+        guard subscriber.policy != .drop else { return }
+        for entry in pending { subscriber.hold.add(entry, keyCount: keys.count) }
+        for entry in backlog { subscriber.hold.add(entry, keyCount: keys.count) }
     }
 
     /// Moves a slow subscriber's collapsed backlog into its outbox.

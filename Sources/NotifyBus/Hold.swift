@@ -48,6 +48,30 @@ struct Hold {
         }
     }
 
+    /// Adds an entry that stands for `entry.count` events, later than every entry added before it
+    /// (one taken back from an outbox); `keyCount` as for `add(keyID:key:value:seq:time:keyCount:)`.
+    mutating func add(_ entry: HeldEntry, keyCount: Int) {
+        if overflowed { return }
+        guard coalesces else {
+            if entries.count >= limit || !reserve() { overflow(); return }
+            entries.append(entry)
+            return
+        }
+        let index = Int(entry.keyID)
+        if index >= slotOfKey.count {
+            slotOfKey.append(contentsOf: repeatElement(-1, count: max(keyCount, index + 1) - slotOfKey.count))
+        }
+        let slot = Int(slotOfKey[index])
+        if slot >= 0 {
+            entries[slot].merge(entry)
+        } else if entries.count >= limit || !reserve() {
+            overflow()
+        } else {
+            slotOfKey[index] = Int32(entries.count)
+            entries.append(entry)
+        }
+    }
+
     /// Counts a new entry against the budget; `false` when the budget has no room for it.
     private func reserve() -> Bool {
         guard let budget else { return true }
