@@ -142,16 +142,36 @@ struct BusState {
     mutating func resume(id: Int, time: Duration) -> [Wakeup] {
         guard let subscriber = subscribers[id], subscriber.isSuspended else { return [] }
         subscriber.isSuspended = false
-        if subscriber.hold.overflowed {
+        if let reason = subscriber.hold.resyncReason {
             subscriber.hold.reset()
             subscriber.outbox.append(
-                .resync(time: time, entries: currentValues(for: subscriber), afterResume: true))
+                .resync(time: time, entries: currentValues(for: subscriber), afterResume: true, reason: reason))
         } else {
             subscriber.outbox.append(
                 .flush(time: time, entries: subscriber.hold.take(), ordered: !subscriber.hold.coalesces))
         }
         var wakes: [Wakeup] = []
         journal(.resumed(id: id, time: time), &wakes)
+        subscriber.wake(&wakes)
+        return wakes
+    }
+
+    /// Sends subscriber `id` every current value after a `resync` mark (reason `requested`): now when
+    /// it is active, on its resume when it is suspended (what it held is discarded).
+    mutating func resync(id: Int, time: Duration) -> [Wakeup] {
+        guard let subscriber = subscribers[id] else { return [] }
+        if subscriber.isSuspended {
+            subscriber.hold.discard(for: .requested)
+            return []
+        }
+        // A slow subscriber's backlog is older than the values sent now: they replace it.
+        if subscriber.isCongested {
+            subscriber.isCongested = false
+            subscriber.hold.reset()
+        }
+        subscriber.outbox.append(
+            .resync(time: time, entries: currentValues(for: subscriber), afterResume: false, reason: .requested))
+        var wakes: [Wakeup] = []
         subscriber.wake(&wakes)
         return wakes
     }
@@ -172,7 +192,7 @@ struct BusState {
     /// Puts the events that wait for the consumer, delivered live but not taken, back into the hold
     /// as if they had arrived while suspended, in their order, and after them a slow subscriber's
     /// backlog (later events). They count against the limit and the budget as new events would;
-    /// under `drop` they are discarded, and so is an overflowed backlog.
+    /// under `drop` they are discarded, and so is a backlog past the limit.
     private func holdPending(of subscriber: SubscriberCore) {
         let pending = subscriber.outbox.takeTrailingEntries()
         var backlog: [HeldEntry] = []
@@ -188,11 +208,12 @@ struct BusState {
     /// Moves a slow subscriber's collapsed backlog into its outbox.
     private func releaseBacklog(of subscriber: SubscriberCore) {
         subscriber.isCongested = false
-        if subscriber.hold.overflowed {
+        if let reason = subscriber.hold.resyncReason {
             subscriber.hold.reset()
             // Delivered live, not at a resume: at the time of the latest event it stands for.
             let current = currentValues(for: subscriber)
-            subscriber.outbox.append(.resync(time: current.last?.last ?? .zero, entries: current, afterResume: false))
+            subscriber.outbox.append(
+                .resync(time: current.last?.last ?? .zero, entries: current, afterResume: false, reason: reason))
         } else if !subscriber.hold.isEmpty {
             subscriber.outbox.append(
                 .collapsed(entries: subscriber.hold.take(), ordered: !subscriber.hold.coalesces))

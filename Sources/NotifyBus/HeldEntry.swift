@@ -56,8 +56,9 @@ enum PendingItem: Sendable {
     case suspended(Duration)
     /// A resume and the held entries to flush (`ordered` when already in event order).
     case flush(time: Duration, entries: [HeldEntry], ordered: Bool)
-    /// The subscriber lost track: current values follow, after a `resumed` mark when `afterResume`.
-    case resync(time: Duration, entries: [HeldEntry], afterResume: Bool)
+    /// The subscriber lost track, or asked for every value again (`reason`): current values
+    /// follow, after a `resumed` mark when `afterResume`.
+    case resync(time: Duration, entries: [HeldEntry], afterResume: Bool, reason: ResyncReason)
     /// Current values on subscribing.
     case initial(time: Duration, entries: [HeldEntry])
     /// The backlog of a slow subscriber, collapsed per key.
@@ -85,8 +86,8 @@ extension PendingItem {
         case .flush(let time, let entries, let ordered):
             self = .flush(time: time, entries: [], ordered: ordered)
             return entries
-        case .resync(let time, let entries, let afterResume):
-            self = .resync(time: time, entries: [], afterResume: afterResume)
+        case .resync(let time, let entries, let afterResume, let reason):
+            self = .resync(time: time, entries: [], afterResume: afterResume, reason: reason)
             return entries
         case .initial(let time, let entries):
             self = .initial(time: time, entries: [])

@@ -94,6 +94,24 @@ public final class Subscription: AsyncSequence, Sendable {
         if !wakes.isEmpty { bus.perform(wakes) }
     }
 
+    /// Sends it every current value again: a ``SubscriptionEvent/resync(time:reason:)`` mark with
+    /// reason ``ResyncReason/requested``, then the current value of every key it matches, in order
+    /// of each key's latest event, of kind ``BusNotification/Kind/resync`` with `coalesced` 0 and
+    /// ``BusNotification/previous`` as usual: every value, even under ``DeliveryPolicy/changed``.
+    ///
+    /// For a consumer that saw a gap in what it received. On an active subscription the values
+    /// come now, after what is already waiting (a slow subscriber's collapsed backlog is replaced by
+    /// them). On a suspended one nothing comes now: what it held is discarded, and its resume
+    /// delivers the ``SubscriptionEvent/resumed(time:flushed:)`` mark, the `resync` mark and every
+    /// current value (`flushed` counts them), at the resume's time.
+    ///
+    /// - Parameter time: the time of the values sent now; the bus clock's time when `nil`.
+    public func resync(at time: Duration? = nil) {
+        let time = time ?? bus.clock.now()
+        let wakes = bus.withState { $0.resync(id: id, time: time) }
+        if !wakes.isEmpty { bus.perform(wakes) }
+    }
+
     /// Ends it: the sequence finishes and what it held is freed.
     ///
     /// - Parameter time: the time recorded in the bus's journals; the bus clock's time when `nil`.
