@@ -113,6 +113,8 @@ struct Hold {
         if resyncReason != .requested { resyncReason = reason }
     }
 
+    /// Out of line: rare, and kept out of the publish path that inlines `add`.
+    @inline(never)
     private mutating func overflow() {
         discard(for: .limit)
     }
