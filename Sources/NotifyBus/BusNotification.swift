@@ -16,7 +16,8 @@ public struct BusNotification: Sendable, Hashable {
         case collapsed
         /// The current value, given on subscribing with ``InitialDelivery/current`` (`coalesced` 0).
         case initial
-        /// The current value, given after a `resync` because the subscriber lost track (`coalesced` 0).
+        /// The current value, given after a `resync` because the subscriber lost track or asked for
+        /// every value (`coalesced` 0).
         case resync
     }
 

@@ -7,10 +7,17 @@ import Synchronization
 final class Consumer: Sendable {
     /// A callback subscriber's handler, given everything taken from the outbox at once.
     let handler: (@Sendable ([SubscriptionEvent]) -> Void)?
+    /// A polling subscriber's signal: called when its outbox gets something after it was empty or
+    /// taken, and not again until the consumer takes it with `poll()`.
+    let onReady: (@Sendable () -> Void)?
     private let materializer: Mutex<Materializer>
 
-    init(policy: DeliveryPolicy, handler: (@Sendable ([SubscriptionEvent]) -> Void)?) {
+    init(
+        policy: DeliveryPolicy, handler: (@Sendable ([SubscriptionEvent]) -> Void)?,
+        onReady: (@Sendable () -> Void)? = nil
+    ) {
         self.handler = handler
+        self.onReady = onReady
         self.materializer = Mutex(Materializer(policy: policy))
     }
 
@@ -52,12 +59,15 @@ struct Materializer {
                     flushed += 1
                 }
                 out[mark] = .resumed(time: time, flushed: flushed)
-            case .resync(let time, _, let afterResume):
+            case .resync(let time, _, let afterResume, let reason):
                 let mark = out.count
                 if afterResume { out.append(.resumed(time: time, flushed: 0)) }
-                out.append(.resync(time: time, reason: .limit))
+                out.append(.resync(time: time, reason: reason))
+                // Asked for: every value, whatever the policy.
+                let filters = reason != .requested
                 var flushed = 0
-                for i in entries.indices where deliver(&entries, i, coalesced: 0, time: time, kind: .resync, into: &out) {
+                for i in entries.indices
+                where deliver(&entries, i, coalesced: 0, time: time, kind: .resync, filters: filters, into: &out) {
                     flushed += 1
                 }
                 if afterResume { out[mark] = .resumed(time: time, flushed: flushed) }
@@ -84,7 +94,8 @@ struct Materializer {
         }
     }
 
-    /// Appends a notification for `entries[i]` unless `changed` filters it; returns whether it did.
+    /// Appends a notification for `entries[i]` unless `changed` filters it (where `filters`); returns
+    /// whether it did.
     ///
     /// It takes the collection and an index rather than the entry, and reads the entry's fields
     /// only where they are stored, after every change to `self`: given the entry itself, the
@@ -93,7 +104,7 @@ struct Materializer {
     @discardableResult
     private mutating func deliver<Entries: MutableCollection & RandomAccessCollection<HeldEntry>>(
         _ entries: inout Entries, _ i: Entries.Index, coalesced: Int, time: Duration, kind: BusNotification.Kind,
-        into out: inout [SubscriptionEvent]
+        filters: Bool = true, into out: inout [SubscriptionEvent]
     ) -> Bool {
         let index = Int(entries[i].keyID)
         if index >= slotOfKey.count {
@@ -103,7 +114,7 @@ struct Materializer {
         // Not `nil`: JSONValue is ExpressibleByNilLiteral, and a bare `nil` here would be JSON null.
         let previous: JSONValue?
         if slot >= 0 {
-            if policy == .changed, lastReceived[slot] == entries[i].value { return false }
+            if filters, policy == .changed, lastReceived[slot] == entries[i].value { return false }
             // The table keeps a copy of the new value; the old one moves out into `previous`.
             var last = entries[i].value
             swap(&last, &lastReceived[slot])
@@ -127,7 +138,7 @@ extension PendingItem {
         case .events(let entries): entries.count
         case .suspended: 1
         case .flush(_, let entries, _): entries.count + 1
-        case .resync(_, let entries, _): entries.count + 2
+        case .resync(_, let entries, _, _): entries.count + 2
         case .initial(_, let entries): entries.count
         case .collapsed(let entries, _): entries.count
         }

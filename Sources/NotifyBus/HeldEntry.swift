@@ -20,6 +20,16 @@ struct HeldEntry: Sendable {
         self.seq = seq
     }
 
+    /// Takes an entry for the same key that stands for later events: its value, its latest event
+    /// and its count.
+    @inline(__always)
+    mutating func merge(_ later: HeldEntry) {
+        value = later.value
+        count += later.count
+        last = later.last
+        seq = later.seq
+    }
+
     /// Moves the key out, leaving an empty string: handing it to a notification that way costs no
     /// reference counting (a copy retains it, and freeing the entry releases it again).
     mutating func takeKey() -> String {
@@ -46,8 +56,9 @@ enum PendingItem: Sendable {
     case suspended(Duration)
     /// A resume and the held entries to flush (`ordered` when already in event order).
     case flush(time: Duration, entries: [HeldEntry], ordered: Bool)
-    /// The subscriber lost track: current values follow, after a `resumed` mark when `afterResume`.
-    case resync(time: Duration, entries: [HeldEntry], afterResume: Bool)
+    /// The subscriber lost track, or asked for every value again (`reason`): current values
+    /// follow, after a `resumed` mark when `afterResume`.
+    case resync(time: Duration, entries: [HeldEntry], afterResume: Bool, reason: ResyncReason)
     /// Current values on subscribing.
     case initial(time: Duration, entries: [HeldEntry])
     /// The backlog of a slow subscriber, collapsed per key.
@@ -55,6 +66,14 @@ enum PendingItem: Sendable {
 }
 
 extension PendingItem {
+    /// Whether it is events (live, or a slow subscriber's collapsed backlog), not a mark or a batch of values.
+    var isEvents: Bool {
+        switch self {
+        case .events, .collapsed: true
+        case .suspended, .flush, .resync, .initial: false
+        }
+    }
+
     /// Moves the entries out of an item (leaving it with none), so the consumer owns them alone and
     /// can move their keys out; empty for `suspended`.
     mutating func takeEntries() -> [HeldEntry] {
@@ -67,8 +86,8 @@ extension PendingItem {
         case .flush(let time, let entries, let ordered):
             self = .flush(time: time, entries: [], ordered: ordered)
             return entries
-        case .resync(let time, let entries, let afterResume):
-            self = .resync(time: time, entries: [], afterResume: afterResume)
+        case .resync(let time, let entries, let afterResume, let reason):
+            self = .resync(time: time, entries: [], afterResume: afterResume, reason: reason)
             return entries
         case .initial(let time, let entries):
             self = .initial(time: time, entries: [])
@@ -102,6 +121,22 @@ struct Outbox {
     mutating func appendLive(_ entry: HeldEntry) {
         if live.capacity == 0 { live.reserveCapacity(max(lastRunCount, 16)) }
         live.append(entry)
+    }
+
+    /// Hands over the entries of the events that wait at its end, in order: the live run and the
+    /// `events` and `collapsed` items after the last other item. Earlier items stay.
+    mutating func takeTrailingEntries() -> [HeldEntry] {
+        var start = items.endIndex
+        while start > items.startIndex, items[start - 1].isEvents { start -= 1 }
+        var entries: [HeldEntry] = []
+        for i in start..<items.endIndex { entries += items[i].takeEntries() }
+        items.removeSubrange(start...)
+        if !live.isEmpty {
+            lastRunCount = live.count
+            entries += live
+            live = []
+        }
+        return entries
     }
 
     /// Hands over everything waiting, in order, and starts empty.

@@ -95,6 +95,12 @@ public final class NotificationBus: Sendable {
         withState { $0.snapshot(matching: patterns) }.map { ($0.key, $0.value) }
     }
 
+    /// How many subscriptions the bus has now.
+    package var subscriberCount: Int { withState { $0.subscribers.count } }
+
+    /// How many routes the bus keeps: one per key per subscription whose patterns match it.
+    package var routeCount: Int { withState { $0.routeCount } }
+
     // MARK: Subscribing
 
     /// Subscribes to the keys matching any of `patterns`; iterate the result to receive events.
@@ -170,13 +176,32 @@ public final class NotificationBus: Sendable {
             patterns, policy, limit, budget, initial, NotificationBus.defaultHighWaterMark, name, time, handler: batchHandler)
     }
 
+    /// Subscribes a consumer that is told when events are ready and takes them itself with
+    /// ``Subscription/poll()``, for a service whose event loop decides when to take them (after
+    /// checking that the subscriber can run, say).
+    ///
+    /// `onReady` is called, after the bus lock is released, when the subscription's outbox gets
+    /// something after being empty or taken, and not again until `poll()` takes it: events
+    /// published in between wait, and one `poll()` takes them all. It runs on the thread whose
+    /// publish (or suspend, resume, subscribe) made the events ready, possibly before this call
+    /// returns (for `initial` values); keep it short (a service wakes its event loop). Otherwise as
+    /// `subscribe(_:policy:limit:budget:initial:highWaterMark:name:at:)`.
+    package func subscribeForPolling(
+        _ patterns: [KeyPattern], policy: DeliveryPolicy, limit: Int, budget: HoldBudget?, initial: InitialDelivery,
+        name: String?, at time: Duration? = nil, onReady: @escaping @Sendable () -> Void
+    ) -> Subscription {
+        makeSubscription(
+            patterns, policy, limit, budget, initial, NotificationBus.defaultHighWaterMark, name, time, handler: nil,
+            onReady: onReady)
+    }
+
     private func makeSubscription(
         _ patterns: [KeyPattern], _ policy: DeliveryPolicy, _ limit: Int, _ budget: HoldBudget?, _ initial: InitialDelivery,
         _ highWaterMark: Int, _ name: String?, _ time: Duration?,
-        handler: (@Sendable ([SubscriptionEvent]) -> Void)?
+        handler: (@Sendable ([SubscriptionEvent]) -> Void)?, onReady: (@Sendable () -> Void)? = nil
     ) -> Subscription {
         let time = time ?? clock.now()
-        let consumer = Consumer(policy: policy, handler: handler)
+        let consumer = Consumer(policy: policy, handler: handler, onReady: onReady)
         // A budget made by another bus is ignored.
         let budgetID = budget.flatMap { $0.bus === self ? $0.id : nil }
         let (id, wakes) = withState { state -> (Int, [Wakeup]) in
@@ -203,6 +228,8 @@ public final class NotificationBus: Sendable {
                 continuation.resume(returning: items)
             case .drain(let id, let consumer):
                 drain(id: id, consumer: consumer)
+            case .ready(let onReady):
+                onReady()
             case .drainJournal(let id, let handler):
                 drainJournal(id: id, handler: handler)
             }
@@ -216,7 +243,7 @@ public final class NotificationBus: Sendable {
             let items = withState { state -> [PendingItem]? in
                 guard let core = state.subscribers[id] else { return nil }
                 let items = state.take(core)
-                if items.isEmpty { core.isDraining = false; return nil }
+                if items.isEmpty { core.callbackPending = false; return nil }
                 return items
             }
             guard let items else { return }

@@ -8,8 +8,10 @@ final class SubscriberCore {
     let highWaterMark: Int
     let consumer: Consumer
 
-    /// A callback subscriber (its consumer has a handler).
-    let hasHandler: Bool
+    /// A callback subscriber: its consumer has a handler, or is told when events are ready.
+    let hasCallback: Bool
+    /// Its consumer is told when events are ready, and takes them itself.
+    let notifiesReady: Bool
 
     // Only ever touched under the bus lock, which already makes every access exclusive: the
     // run-time exclusivity check (swift_beginAccess) on each publish would only add cost.
@@ -24,8 +26,11 @@ final class SubscriberCore {
     /// out at run time, so every publish that tests it pays metadata lookups). It is resumed exactly
     /// once: it is only set and taken under the bus lock, and taking it clears it.
     @exclusivity(unchecked) var waiter: UnsafeContinuation<[PendingItem]?, Never>?
-    /// A callback drain is under way; events only need enqueueing.
-    @exclusivity(unchecked) var isDraining = false
+    /// The IDs of the keys routed to it (whose patterns match), so that removing it leaves exactly their routes.
+    @exclusivity(unchecked) var routedKeys: [Int32] = []
+    /// The callback has been called and its consumer has not taken everything yet (a handler's
+    /// drain is under way, or a polling consumer was told and has not polled): events only need enqueueing.
+    @exclusivity(unchecked) var callbackPending = false
 
     init(
         id: Int, name: String?, patterns: [KeyPattern], policy: DeliveryPolicy, limit: Int, budget: BudgetCore?,
@@ -37,7 +42,8 @@ final class SubscriberCore {
         self.policy = policy
         self.highWaterMark = max(1, highWaterMark)
         self.consumer = consumer
-        self.hasHandler = consumer.handler != nil
+        self.hasCallback = consumer.handler != nil || consumer.onReady != nil
+        self.notifiesReady = consumer.onReady != nil
         self.hold = Hold(coalesces: policy != .all, limit: max(0, limit), budget: budget)
     }
 
@@ -62,7 +68,7 @@ final class SubscriberCore {
         }
     }
 
-    /// Hands the outbox to a waiting consumer, or starts a callback drain.
+    /// Hands the outbox to a waiting consumer, starts a callback drain, or tells a polling consumer.
     ///
     /// Only a pointer and two flags are tested on the way of every event; the rest is out of line.
     @inline(__always)
@@ -70,8 +76,8 @@ final class SubscriberCore {
         if let waiter {
             self.waiter = nil
             resume(waiter, &wakes)
-        } else if hasHandler && !isDraining {
-            startDrain(&wakes)
+        } else if hasCallback && !callbackPending {
+            callBack(&wakes)
         }
     }
 
@@ -81,9 +87,13 @@ final class SubscriberCore {
     }
 
     @inline(never)
-    private func startDrain(_ wakes: inout [Wakeup]) {
-        isDraining = true
-        wakes.append(.drain(id, consumer))
+    private func callBack(_ wakes: inout [Wakeup]) {
+        callbackPending = true
+        if let onReady = consumer.onReady {
+            wakes.append(.ready(onReady))
+        } else {
+            wakes.append(.drain(id, consumer))
+        }
     }
 }
 
@@ -93,6 +103,8 @@ enum Wakeup: Sendable {
     case resume(UnsafeContinuation<[PendingItem]?, Never>, [PendingItem]?)
     /// Run the callback of subscriber `id` until its outbox is empty.
     case drain(Int, Consumer)
+    /// Tell a polling consumer that events are ready.
+    case ready(@Sendable () -> Void)
     /// Run the handler of journal `id` until its outbox is empty.
     case drainJournal(Int, @Sendable (JournalEntry) -> Void)
 }

@@ -62,6 +62,25 @@ public final class Subscription: AsyncSequence, Sendable {
         if !wakes.isEmpty { bus.perform(wakes) }
     }
 
+    /// Suspends it, and holds the events that its consumer has not taken yet, as if they had been
+    /// published while it was suspended: for a service that finds, when events are ready, that
+    /// the subscriber cannot run, so that the event that reveals it is held rather than sent.
+    ///
+    /// The events waiting at the end of its outbox (the notifications after the last mark or batch
+    /// of values; earlier items stay, to keep their order) go back into its hold in their order, a
+    /// collapsed one with its count, and so does a slow subscriber's collapsed backlog, after them;
+    /// then the ``SubscriptionEvent/suspended(time:)`` mark follows what stays. They count against
+    /// `limit` and the budget as held events do (past them: a resync on resume); under
+    /// ``DeliveryPolicy/drop`` they are discarded. The resume flushes them with the rest, counted.
+    /// Suspending a suspended subscription does nothing.
+    ///
+    /// - Parameter time: the suspension's time; the bus clock's time when `nil`.
+    package func suspendHoldingPending(at time: Duration? = nil) {
+        let time = time ?? bus.clock.now()
+        let wakes = bus.withState { $0.suspend(id: id, time: time, holdingPending: true) }
+        if !wakes.isEmpty { bus.perform(wakes) }
+    }
+
     /// Resumes it: one ``SubscriptionEvent/resumed(time:flushed:)`` mark, then the held events per
     /// its policy, before any later event.
     ///
@@ -72,6 +91,24 @@ public final class Subscription: AsyncSequence, Sendable {
     public func resume(at time: Duration? = nil) {
         let time = time ?? bus.clock.now()
         let wakes = bus.withState { $0.resume(id: id, time: time) }
+        if !wakes.isEmpty { bus.perform(wakes) }
+    }
+
+    /// Sends it every current value again: a ``SubscriptionEvent/resync(time:reason:)`` mark with
+    /// reason ``ResyncReason/requested``, then the current value of every key it matches, in order
+    /// of each key's latest event, of kind ``BusNotification/Kind/resync`` with `coalesced` 0 and
+    /// ``BusNotification/previous`` as usual: every value, even under ``DeliveryPolicy/changed``.
+    ///
+    /// For a consumer that saw a gap in what it received. On an active subscription the values
+    /// come now, after what is already waiting (a slow subscriber's collapsed backlog is replaced by
+    /// them). On a suspended one nothing comes now: what it held is discarded, and its resume
+    /// delivers the ``SubscriptionEvent/resumed(time:flushed:)`` mark, the `resync` mark and every
+    /// current value (`flushed` counts them), at the resume's time.
+    ///
+    /// - Parameter time: the time of the values sent now; the bus clock's time when `nil`.
+    public func resync(at time: Duration? = nil) {
+        let time = time ?? bus.clock.now()
+        let wakes = bus.withState { $0.resync(id: id, time: time) }
         if !wakes.isEmpty { bus.perform(wakes) }
     }
 

@@ -6,7 +6,8 @@ public enum SubscriptionEvent: Sendable, Hashable {
     case suspended(time: Duration)
     /// The subscriber was resumed; `flushed` notifications follow (after a `resync` mark, if any).
     case resumed(time: Duration, flushed: Int)
-    /// The subscriber lost track (it held more than its limit); every current value follows.
+    /// The subscriber lost track (it held more than its limit), or asked for every value again
+    /// (``Subscription/resync(at:)``); every current value follows.
     case resync(time: Duration, reason: ResyncReason)
 
     /// The notification, when this is one.
@@ -18,6 +19,10 @@ public enum SubscriptionEvent: Sendable, Hashable {
 
 /// Why a subscriber is sent every current value.
 public enum ResyncReason: String, Sendable, Hashable {
-    /// A suspended (or slow) subscriber would have needed more than its `limit` entries.
+    /// A suspended (or slow) subscriber would have needed more than its `limit` entries (or more
+    /// than its budget had room for).
     case limit
+    /// The subscriber asked for every current value (``Subscription/resync(at:)``), as a client
+    /// that saw a gap in what it received does.
+    case requested
 }

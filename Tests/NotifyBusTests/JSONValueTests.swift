@@ -66,18 +66,3 @@ import Testing
         #expect(throws: Never.self) { try JSONValue(parsing: fine) }
     }
 }
-
-@Suite struct KeyPatternTests {
-    @Test(arguments: [
-        ("**", "a", true), ("**", "a/b/c", true), ("*", "a", true), ("*", "a/b", false),
-        ("battery/*/state", "battery/BAT0/state", true), ("battery/*/state", "battery/BAT0/level", false),
-        ("battery/**", "battery", true), ("battery/**", "battery/BAT0/level", true), ("battery/**", "batteryX", false),
-        ("**/state", "battery/BAT0/state", true), ("**/state", "state", true), ("a/**/b", "a/b", true),
-        ("a/**/b", "a/x/y/b", true), ("a/**/b", "a/x/y/c", false), ("orientation", "orientation", true),
-        ("orientation", "orientation/x", false), ("bat*", "battery", false), ("bat*", "bat*", true),
-        ("**/**", "a", true), ("*/**", "a", true), ("*/*/**", "a", false), ("a/**/**/b", "a/b", true),
-    ])
-    func matches(pattern: String, key: String, expected: Bool) {
-        #expect(KeyPattern(pattern).matches(key) == expected)
-    }
-}

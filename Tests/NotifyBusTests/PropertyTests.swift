@@ -1,7 +1,7 @@
 import NotifyBus
 import Testing
 
-/// Random sequences of publish / subscribe / suspend / resume / cancel, each
+/// Random sequences of publish / subscribe / suspend / resume / resync / cancel, each
 /// checked delivery by delivery against `ReferenceModel`.
 @Suite struct PropertyTests {
     static let keys = ["a", "a/x", "a/y", "a/x/deep", "b", "b/x", "c/d/e"]
@@ -66,6 +66,11 @@ import Testing
                 subs[id]!.resume(at: at)
                 model.resume(id: id, time: time)
                 trace.append("resume#\(id)")
+            case 39..<42 where !live.isEmpty:
+                let id = live.randomElement(using: &rng)!
+                subs[id]!.resync(at: at)
+                model.resync(id: id, time: time)
+                trace.append("resync#\(id)")
             case 36..<39 where !live.isEmpty:
                 let id = live.randomElement(using: &rng)!
                 subs[id]!.cancel()

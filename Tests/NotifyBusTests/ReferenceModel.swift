@@ -7,14 +7,14 @@ struct ReferenceModel {
         case note(key: String, value: JSONValue, previous: JSONValue?, coalesced: Int, time: Int)
         case suspended(time: Int)
         case resumed(flushed: Int, time: Int)
-        case resync(time: Int)
+        case resync(reason: String, time: Int)
 
         var description: String {
             switch self {
             case let .note(k, v, p, c, t): "note(\(k)=\(v) prev=\(p.map(\.jsonText) ?? "-") ×\(c) @\(t))"
             case let .suspended(t): "suspended@\(t)"
             case let .resumed(n, t): "resumed(\(n))@\(t)"
-            case let .resync(t): "resync@\(t)"
+            case let .resync(r, t): "resync(\(r))@\(t)"
             }
         }
     }
@@ -27,6 +27,8 @@ struct ReferenceModel {
         var budgeted = false
         var suspended = false
         var overflowed = false
+        /// It asked for every value while suspended: its resume resyncs with reason `requested`.
+        var resyncRequested = false
         /// Per key under latest/changed: value, count, and the order of its latest event.
         var held: [String: (value: JSONValue, count: Int, order: Int)] = [:]
         /// Under `all`: every held event.
@@ -38,8 +40,8 @@ struct ReferenceModel {
             patterns.contains { ReferenceModel.match(Array($0.split(separator: "/", omittingEmptySubsequences: false)), Array(key.split(separator: "/", omittingEmptySubsequences: false))) }
         }
 
-        mutating func give(_ key: String, _ value: JSONValue, coalesced: Int, time: Int) -> Bool {
-            if policy == .changed, let prev = last[key], prev == value { return false }
+        mutating func give(_ key: String, _ value: JSONValue, coalesced: Int, time: Int, filtered: Bool = true) -> Bool {
+            if filtered, policy == .changed, let prev = last[key], prev == value { return false }
             out.append(.note(key: key, value: value, previous: last[key], coalesced: coalesced, time: time))
             last[key] = value
             return true
@@ -131,9 +133,11 @@ struct ReferenceModel {
         var notes = Subscriber(patterns: [], policy: sub.policy, limit: 0)
         notes.last = sub.last
         if sub.overflowed {
-            for (k, v) in current(for: sub) { _ = notes.give(k, v, coalesced: 0, time: time) }
+            for (k, v) in current(for: sub) {
+                _ = notes.give(k, v, coalesced: 0, time: time, filtered: !sub.resyncRequested)
+            }
             sub.out.append(.resumed(flushed: notes.out.count, time: time))
-            sub.out.append(.resync(time: time))
+            sub.out.append(.resync(reason: sub.resyncRequested ? "requested" : "limit", time: time))
         } else if sub.policy == .all {
             for (k, v) in sub.heldEvents { _ = notes.give(k, v, coalesced: 1, time: time) }
             sub.out.append(.resumed(flushed: notes.out.count, time: time))
@@ -147,8 +151,26 @@ struct ReferenceModel {
         sub.last = notes.last
         release(sub)
         sub.overflowed = false
+        sub.resyncRequested = false
         sub.held = [:]
         sub.heldEvents = []
+        subscribers[id] = sub
+    }
+
+    /// The subscriber asks for every value: now when active (every value, whatever the policy); on
+    /// resume when suspended, discarding what it holds.
+    mutating func resync(id: Int, time: Int) {
+        guard var sub = subscribers[id] else { return }
+        if sub.suspended {
+            release(sub)
+            sub.held = [:]
+            sub.heldEvents = []
+            sub.overflowed = true
+            sub.resyncRequested = true
+        } else {
+            sub.out.append(.resync(reason: "requested", time: time))
+            for (k, v) in current(for: sub) { _ = sub.give(k, v, coalesced: 0, time: time, filtered: false) }
+        }
         subscribers[id] = sub
     }
 
@@ -174,7 +196,7 @@ extension ReferenceModel.Event {
             self = .note(key: n.key, value: n.value, previous: n.previous, coalesced: n.coalesced, time: seconds(n.time))
         case .suspended(let t): self = .suspended(time: seconds(t))
         case .resumed(let t, let flushed): self = .resumed(flushed: flushed, time: seconds(t))
-        case .resync(let t, _): self = .resync(time: seconds(t))
+        case .resync(let t, let reason): self = .resync(reason: reason.rawValue, time: seconds(t))
         }
     }
 }
