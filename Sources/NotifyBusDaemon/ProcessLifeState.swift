@@ -14,11 +14,13 @@
 /// - `cgroup.events` is a state to re-read, not a list of edges: a read that says what is known
 ///   already changes nothing. A frozen ancestor shows in the group's own `frozen` field, so only
 ///   the group itself is watched.
-/// - Nothing tells of a stop: a process is read when asked (`checkRequested(pid:)`), and while
-///   any followed process is stopped, every stopped one is read again at each poll tick. The
-///   poll runs only then (`startPolling` and `stopPolling` come in pairs).
-/// - A process that is gone stays gone (its PID may be reused): never read again, its followers'
-///   state left as it was until they are unfollowed.
+/// - Nothing tells of a stop: a process is read when asked (`checkRequested(process:)`), and
+///   while any followed process is stopped, every stopped one is read again at each poll tick.
+///   The poll runs only then (`startPolling` and `stopPolling` come in pairs).
+/// - A process is its PID and its start time (`ProcessIdentity`): a new process that reuses the
+///   PID is another process. One that is gone (exited, or its PID taken by another) stays gone:
+///   it is never read again and no longer keeps its followers from running, whatever its group
+///   or its last state said.
 struct ProcessLifeState<Token: Hashable> {
     /// What the watcher does, in the order given.
     enum Action: Equatable {
@@ -29,8 +31,8 @@ struct ProcessLifeState<Token: Hashable> {
         case unwatchGroup(String)
         /// Read the group's `cgroup.events`; answer with `groupEventsRead(_:frozen:)`.
         case readGroup(String)
-        /// Read the process's `/proc/PID/stat`; answer with `processStatRead(pid:_:)`.
-        case readProcess(Int32)
+        /// Read the process's `/proc/PID/stat`; answer with `processStatRead(process:_:)`.
+        case readProcess(ProcessIdentity)
         /// Start the poll: `pollTick()` at least once a second.
         case startPolling
         /// Stop the poll.
@@ -41,7 +43,7 @@ struct ProcessLifeState<Token: Hashable> {
 
     /// One followed process, as one owner follows it.
     struct Follower {
-        let pid: Int32
+        let process: ProcessIdentity
         /// The group watched for it; `nil` for the root group or none.
         let group: String?
         /// The order of following, for the order of notifications.
@@ -66,7 +68,7 @@ struct ProcessLifeState<Token: Hashable> {
 
     private(set) var followers: [Token: Follower] = [:]
     private(set) var groups: [String: Group] = [:]
-    private(set) var processes: [Int32: Process] = [:]
+    private(set) var processes: [ProcessIdentity: Process] = [:]
     /// Whether the poll runs.
     private(set) var isPolling = false
     private var nextOrder: UInt64 = 0
@@ -79,14 +81,14 @@ struct ProcessLifeState<Token: Hashable> {
 
     // MARK: Following
 
-    /// Starts following process `pid` for `token`, in `group` (a path as in `/proc/PID/cgroup`;
+    /// Starts following `process` for `token`, in `group` (a path as in `/proc/PID/cgroup`;
     /// `nil` when unknown or when there is no cgroup2 mount). Following a token again is ignored.
-    mutating func follow(_ token: Token, pid: Int32, group: String?) -> [Action] {
+    mutating func follow(_ token: Token, process: ProcessIdentity, group: String?) -> [Action] {
         guard followers[token] == nil else { return [] }
         let watched = group.flatMap { $0 == "/" || $0.isEmpty ? nil : $0 }
-        followers[token] = Follower(pid: pid, group: watched, order: nextOrder)
+        followers[token] = Follower(process: process, group: watched, order: nextOrder)
         nextOrder += 1
-        processes[pid, default: Process()].members.append(token)
+        processes[process, default: Process()].members.append(token)
         var actions: [Action] = []
         if let watched {
             if groups[watched] == nil {
@@ -113,9 +115,9 @@ struct ProcessLifeState<Token: Hashable> {
                 groups[group] = entry
             }
         }
-        if var process = processes[follower.pid] {
+        if var process = processes[follower.process] {
             process.members.removeAll { $0 == token }
-            processes[follower.pid] = process.members.isEmpty ? nil : process
+            processes[follower.process] = process.members.isEmpty ? nil : process
         }
         updatePolling(into: &actions)
         return actions
@@ -144,35 +146,41 @@ struct ProcessLifeState<Token: Hashable> {
         groups.keys.sorted().map { .readGroup($0) }
     }
 
-    /// The process `pid`'s `/proc/PID/stat` was read: `state` is what it said, `nil` when it
-    /// could not be read or said nothing clear (then nothing changes).
-    mutating func processStatRead(pid: Int32, _ state: ProcessRunState?) -> [Action] {
-        guard let state, var process = processes[pid], process.run != .gone, process.run != state else { return [] }
+    /// The `/proc/PID/stat` of `process` was read: `state` is what it said (`.gone` too when
+    /// the PID now belongs to another process), `nil` when it could not be read or said nothing
+    /// clear (then nothing changes).
+    mutating func processStatRead(process identity: ProcessIdentity, _ state: ProcessRunState?) -> [Action] {
+        guard let state, var process = processes[identity], process.run != .gone, process.run != state else { return [] }
         process.run = state
-        processes[pid] = process
+        processes[identity] = process
         var actions: [Action] = []
-        // A process that is gone is not told anything: its owner unfollows it.
-        if state != .gone { update(process.members, into: &actions) }
+        update(process.members, into: &actions)
         updatePolling(into: &actions)
         return actions
     }
 
-    /// The owner wants to know now whether `pid` runs (an event is about to go to it).
-    func checkRequested(pid: Int32) -> [Action] {
-        guard let process = processes[pid], process.run != .gone else { return [] }
-        return [.readProcess(pid)]
+    /// The owner wants to know now whether `process` runs (an event is about to go to it).
+    func checkRequested(process identity: ProcessIdentity) -> [Action] {
+        guard let process = processes[identity], process.run != .gone else { return [] }
+        return [.readProcess(identity)]
     }
 
     /// The poll timer fired: read every stopped process again.
     func pollTick() -> [Action] {
-        processes.filter { $0.value.run == .stopped }.keys.sorted().map { .readProcess($0) }
+        processes.filter { $0.value.run == .stopped }.keys
+            .sorted { ($0.pid, $0.startTime) < ($1.pid, $1.startTime) }.map { .readProcess($0) }
     }
 
     // MARK: Deriving
 
-    /// Whether `follower` can run, from its group and its process.
+    /// Whether `follower` can run, from its group and its process; a process that is gone keeps
+    /// nobody from running.
     private func derivedCanRun(_ follower: Follower) -> Bool {
-        if processes[follower.pid]?.run == .stopped { return false }
+        switch processes[follower.process]?.run {
+        case .gone: return true
+        case .stopped: return false
+        case .running, nil: break
+        }
         if let group = follower.group, groups[group]?.frozen == true { return false }
         return true
     }

@@ -9,7 +9,7 @@ import NotifyBusSources
 /// ```swift
 /// // On the loop thread (a job of `EventLoopThread.execute`, or a handler on its loop):
 /// let watcher = ProcessLifeWatcher(context: context, logger: logger)
-/// let token = watcher.follow(pid: connectionPID) { canRun in
+/// let token = watcher.follow(process: identity, group: ControlGroup.group(ofProcess: identity.pid)) { canRun in
 ///     canRun ? subscription.resume() : subscription.suspend()
 /// }
 /// …
@@ -18,8 +18,8 @@ import NotifyBusSources
 /// watcher.unfollow(token)                       // the connection left
 /// ```
 ///
-/// - **Frozen**: the group of the process (the `0::` line of `/proc/PID/cgroup`, read once, at
-///   `follow`) is found under a cgroup2 mount of `/proc/self/mountinfo`, and its
+/// - **Frozen**: the group of the process (the `0::` line of `/proc/PID/cgroup`, read once by the
+///   caller, given to `follow`) is found under a cgroup2 mount of `/proc/self/mountinfo`, and its
 ///   `cgroup.events` is watched with inotify (`IN_MODIFY`), one watch per distinct group shared
 ///   by its followers; after each change the file's `frozen` field is read again. A frozen
 ///   ancestor shows there too. The root group is never frozen. It never writes a freezer file.
@@ -29,14 +29,15 @@ import NotifyBusSources
 ///
 /// Idle costs nothing: with no process stopped there is no timer, only the inotify watches.
 /// Where there is no cgroup2 mount (or no inotify), only stops are followed, and the watcher logs
-/// so once. A process that is gone, a group that is removed and files that cannot be read or say
-/// something unexpected change nothing or count as "can run".
+/// so once. A process is its PID and start time: one that is gone (exited, or its PID reused)
+/// counts as "can run" from then on. A group that is removed and files that cannot be read or
+/// say something unexpected change nothing or count as "can run".
 ///
 /// Not `Sendable`: it is made, used and released on the loop thread of its `LoopContext` (keep it
 /// in the loop's storage, `LoopContext[local:]`, or in another loop-side object). Its decisions
 /// are `ProcessLifeState`'s; this type only carries them out.
 public final class ProcessLifeWatcher {
-    /// A following, as `follow(pid:onChange:)` returns it: give it back to `check(_:)`,
+    /// A following, as `follow(process:group:onChange:)` returns it: give it back to `check(_:)`,
     /// `canRun(_:)` and `unfollow(_:)`.
     public struct Token: Sendable, Hashable, CustomStringConvertible {
         let id: UInt64
@@ -65,7 +66,7 @@ public final class ProcessLifeWatcher {
     /// The processes whose `/proc/PID/stat` `check(_:)` read in this round of the loop: one read
     /// serves every event the round sends them (a process with many connections or subscriptions
     /// gets one change's events all in the same round). Emptied when the round ends.
-    private var checkedThisRound: Set<Int32> = []
+    private var checkedThisRound: Set<ProcessIdentity> = []
 
     /// A watcher on `context`'s loop; no process is followed yet.
     /// - Parameters:
@@ -107,21 +108,27 @@ public final class ProcessLifeWatcher {
 
     // MARK: Following
 
-    /// Starts following process `pid`; `onChange` is called on the loop thread each time whether
-    /// it can run changes (`false`: frozen or stopped; `true`: it runs again), never twice in a
-    /// row with the same value. The process counts as running at first.
+    /// Starts following `process`, whose cgroup v2 group is `group` (the `0::` path of its
+    /// `/proc/PID/cgroup`; `nil` when unknown); `onChange` is called on the loop thread each time
+    /// whether it can run changes (`false`: frozen or stopped; `true`: it runs again, or is gone),
+    /// never twice in a row with the same value. The process counts as running at first.
     ///
-    /// Its group is read now, and its group's `cgroup.events` read at once when the group is new
-    /// to the watcher: when that says frozen, `onChange(false)` is called before this returns.
-    /// Each call is a following of its own, even for the same `pid`.
+    /// The group's `cgroup.events` is read at once when the group is new to the watcher: when
+    /// that says frozen, `onChange(false)` is called before this returns. Each call is a
+    /// following of its own, even for the same process.
     /// - Returns: the token that names this following.
-    public func follow(pid: Int32, onChange: @escaping (_ canRun: Bool) -> Void) -> Token {
+    public func follow(
+        process: ProcessIdentity, group: String?, onChange: @escaping (_ canRun: Bool) -> Void
+    ) -> Token {
         let token = Token(id: nextToken)
         nextToken += 1
         handlers[token] = onChange
-        perform(state.follow(token, pid: pid, group: watchableGroup(ofProcess: pid)))
+        perform(state.follow(token, process: process, group: watchable(group, of: process)))
         return token
     }
+
+    /// How many followings there are, for tests of what a client leaves behind.
+    public var followingCount: Int { state.followers.count }
 
     /// Stops following: `token`'s handler is not called again. Unknown tokens are ignored.
     public func unfollow(_ token: Token) {
@@ -141,13 +148,13 @@ public final class ProcessLifeWatcher {
     /// - Returns: `canRun(token)` after the read.
     @discardableResult
     public func check(_ token: Token) -> Bool {
-        guard let pid = state.followers[token]?.pid else { return true }
-        guard checkedThisRound.insert(pid).inserted else { return state.canRun(token) }
+        guard let process = state.followers[token]?.process else { return true }
+        guard checkedThisRound.insert(process).inserted else { return state.canRun(token) }
         if checkedThisRound.count == 1 {
             context.runSoon { [weak self] in self?.checkedThisRound = [] }
         }
-        for case .readProcess(let pid) in state.checkRequested(pid: pid) {
-            perform(state.processStatRead(pid: pid, ProcessRunState.read(pid: pid)))
+        for case .readProcess(let process) in state.checkRequested(process: process) {
+            perform(state.processStatRead(process: process, ProcessRunState.read(process)))
         }
         return state.canRun(token)
     }
@@ -171,15 +178,15 @@ public final class ProcessLifeWatcher {
 
     // MARK: Carrying out actions
 
-    /// The group of `pid` when freezes are followed and the group is under a mount; `nil` otherwise.
-    private func watchableGroup(ofProcess pid: Int32) -> String? {
+    /// `group` when freezes are followed and the group is under a mount; `nil` otherwise.
+    private func watchable(_ group: String?, of process: ProcessIdentity) -> String? {
         guard inotify != nil else { return nil }
-        guard let group = ControlGroup.group(ofProcess: pid) else {
-            logger.debug("no cgroup v2 group for process \(pid): following only its stops")
+        guard let group else {
+            logger.debug("no cgroup v2 group for process \(process.pid): following only its stops")
             return nil
         }
         guard CgroupMount.directory(ofGroup: group, in: mounts) != nil else {
-            logger.debug("group \(group) of process \(pid) is under no cgroup2 mount: following only its stops")
+            logger.debug("group \(group) of process \(process.pid) is under no cgroup2 mount: following only its stops")
             return nil
         }
         return group
@@ -218,8 +225,8 @@ public final class ProcessLifeWatcher {
             inotify?.remove(file)
         case .readGroup(let group):
             perform(state.groupEventsRead(group, frozen: readFrozen(group)))
-        case .readProcess(let pid):
-            perform(state.processStatRead(pid: pid, ProcessRunState.read(pid: pid)))
+        case .readProcess(let process):
+            perform(state.processStatRead(process: process, ProcessRunState.read(process)))
         case .startPolling:
             if let pollTimer { context.cancelTimer(pollTimer) }
             pollTimer = context.scheduleTimer(after: pollInterval, repeating: pollInterval) { [weak self] in

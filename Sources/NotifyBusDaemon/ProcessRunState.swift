@@ -21,6 +21,18 @@ public enum ProcessRunState: Sendable, Hashable {
         }
     }
 
+    /// The state of `process` now: `.gone` too when its PID belongs to a process that started at
+    /// another time (the PID was reused).
+    public static func read(_ process: ProcessIdentity) -> ProcessRunState? {
+        switch SmallFile.contents(of: "/proc/\(process.pid)/stat", limit: 4096) {
+        case .success(let bytes):
+            guard let start = ProcessIdentity.startTime(stat: bytes) else { return nil }
+            return start == process.startTime ? ProcessRunState(stat: bytes) : .gone
+        case .failure(let error):
+            return error.isMissing ? .gone : nil
+        }
+    }
+
     /// The state that `stat` (the contents of a `/proc/PID/stat`) gives: the letter after the
     /// last `)`, which closes the command name (a name may hold `)` and spaces itself); `nil`
     /// when there is no such letter.

@@ -77,6 +77,24 @@ struct ProcFilesTests {
         #expect(state("") == nil)
     }
 
+    @Test func theStartTimeIsTheTwentySecondField() {
+        func stat(_ start: String) -> [UInt8] {
+            Array("42 (a) b) S \((4...52).map { $0 == 22 ? start : "\($0)" }.joined(separator: " "))".utf8)
+        }
+        #expect(ProcessIdentity.startTime(stat: stat("123456")) == 123_456)
+        #expect(ProcessIdentity.startTime(stat: stat("1x")) == nil)
+        #expect(ProcessIdentity.startTime(stat: Array("42 (a) S 1 2 3".utf8)) == nil)
+    }
+
+    @Test func aProcessIsKnownByItsPIDAndStartTime() throws {
+        let me = try #require(ProcessIdentity.current(pid: getpid()))
+        #expect(me.startTime > 0)
+        #expect(ProcessRunState.read(me) == .running)
+        // The same PID with another start time is another process: gone.
+        #expect(ProcessRunState.read(ProcessIdentity(pid: me.pid, startTime: me.startTime + 1)) == .gone)
+        #expect(ProcessIdentity.current(pid: 999_999_999) == nil)
+    }
+
     @Test func aProcessIsReadFromProc() {
         #expect(ProcessRunState.read(pid: getpid()) == .running)
         // PIDs never go this high (pid_max is at most 2^22).

@@ -5,14 +5,17 @@ import Testing
 private typealias State = ProcessLifeState<String>
 private typealias Action = State.Action
 
+/// Process `pid`, started at tick 1.
+private func p(_ pid: Int32, started: UInt64 = 1) -> ProcessIdentity { ProcessIdentity(pid: pid, startTime: started) }
+
 @Suite("ProcessLifeState")
 struct ProcessLifeStateTests {
     @Test func followersOfOneGroupShareItsWatch() {
         var state = State()
-        #expect(state.follow("a", pid: 10, group: "/app.slice/one") == [.watchGroup("/app.slice/one"), .readGroup("/app.slice/one")])
+        #expect(state.follow("a", process: p(10), group: "/app.slice/one") == [.watchGroup("/app.slice/one"), .readGroup("/app.slice/one")])
         #expect(state.groupEventsRead("/app.slice/one", frozen: false) == [])
-        #expect(state.follow("b", pid: 11, group: "/app.slice/one") == [])
-        #expect(state.follow("c", pid: 12, group: "/app.slice/two") == [.watchGroup("/app.slice/two"), .readGroup("/app.slice/two")])
+        #expect(state.follow("b", process: p(11), group: "/app.slice/one") == [])
+        #expect(state.follow("c", process: p(12), group: "/app.slice/two") == [.watchGroup("/app.slice/two"), .readGroup("/app.slice/two")])
         #expect(state.groups["/app.slice/one"]?.members == ["a", "b"])
         // A freeze of the shared group reaches both followers, in the order they came.
         #expect(state.groupEventsRead("/app.slice/one", frozen: true) == [.notify("a", canRun: false), .notify("b", canRun: false)])
@@ -22,15 +25,15 @@ struct ProcessLifeStateTests {
 
     @Test func aFollowerJoiningAFrozenGroupIsToldAtOnce() {
         var state = State()
-        _ = state.follow("a", pid: 10, group: "/g")
+        _ = state.follow("a", process: p(10), group: "/g")
         _ = state.groupEventsRead("/g", frozen: true)
-        #expect(state.follow("b", pid: 11, group: "/g") == [.notify("b", canRun: false)])
+        #expect(state.follow("b", process: p(11), group: "/g") == [.notify("b", canRun: false)])
     }
 
     @Test func theRootGroupAndNoGroupAreNeverWatched() {
         var state = State()
-        #expect(state.follow("root", pid: 10, group: "/") == [])
-        #expect(state.follow("none", pid: 11, group: nil) == [])
+        #expect(state.follow("root", process: p(10), group: "/") == [])
+        #expect(state.follow("none", process: p(11), group: nil) == [])
         #expect(state.groups.isEmpty)
         #expect(state.groupEventsRead("/", frozen: true) == [])
         #expect(state.canRun("root") && state.canRun("none"))
@@ -39,8 +42,8 @@ struct ProcessLifeStateTests {
     @Test func anAncestorsFreezeIsSeenThroughTheChildsEvents() {
         // Freezing /A sets `frozen 1` in /A/B's cgroup.events: only /A/B itself is watched.
         var state = State()
-        #expect(state.follow("child", pid: 10, group: "/A/B") == [.watchGroup("/A/B"), .readGroup("/A/B")])
-        #expect(state.follow("parent", pid: 11, group: "/A") == [.watchGroup("/A"), .readGroup("/A")])
+        #expect(state.follow("child", process: p(10), group: "/A/B") == [.watchGroup("/A/B"), .readGroup("/A/B")])
+        #expect(state.follow("parent", process: p(11), group: "/A") == [.watchGroup("/A"), .readGroup("/A")])
         #expect(state.groupChanged("/A/B") == [.readGroup("/A/B")])
         #expect(state.groupEventsRead("/A/B", frozen: true) == [.notify("child", canRun: false)])
         #expect(state.groupEventsRead("/A", frozen: true) == [.notify("parent", canRun: false)])
@@ -50,26 +53,26 @@ struct ProcessLifeStateTests {
 
     @Test func aStopWhileFrozenKeepsItFromRunningUntilBothEnd() {
         var state = State()
-        _ = state.follow("a", pid: 10, group: "/g")
+        _ = state.follow("a", process: p(10), group: "/g")
         #expect(state.groupEventsRead("/g", frozen: true) == [.notify("a", canRun: false)])
-        #expect(state.checkRequested(pid: 10) == [.readProcess(10)])
-        #expect(state.processStatRead(pid: 10, .stopped) == [.startPolling])
+        #expect(state.checkRequested(process: p(10)) == [.readProcess(p(10))])
+        #expect(state.processStatRead(process: p(10), .stopped) == [.startPolling])
         #expect(state.groupEventsRead("/g", frozen: false) == [])
         #expect(state.canRun("a") == false)
-        #expect(state.pollTick() == [.readProcess(10)])
-        #expect(state.processStatRead(pid: 10, .stopped) == [])
-        #expect(state.processStatRead(pid: 10, .running) == [.notify("a", canRun: true), .stopPolling])
+        #expect(state.pollTick() == [.readProcess(p(10))])
+        #expect(state.processStatRead(process: p(10), .stopped) == [])
+        #expect(state.processStatRead(process: p(10), .running) == [.notify("a", canRun: true), .stopPolling])
         // And the other way round: thawed last.
         _ = state.groupEventsRead("/g", frozen: true)
-        _ = state.processStatRead(pid: 10, .stopped)
-        #expect(state.processStatRead(pid: 10, .running) == [.stopPolling])
+        _ = state.processStatRead(process: p(10), .stopped)
+        #expect(state.processStatRead(process: p(10), .running) == [.stopPolling])
         #expect(state.groupEventsRead("/g", frozen: false) == [.notify("a", canRun: true)])
     }
 
     @Test func unfollowingTheLastFollowerReleasesTheWatch() {
         var state = State()
-        _ = state.follow("a", pid: 10, group: "/g")
-        _ = state.follow("b", pid: 11, group: "/g")
+        _ = state.follow("a", process: p(10), group: "/g")
+        _ = state.follow("b", process: p(11), group: "/g")
         #expect(state.unfollow("a") == [])
         #expect(state.unfollow("a") == [])
         #expect(state.unfollow("b") == [.unwatchGroup("/g")])
@@ -78,14 +81,14 @@ struct ProcessLifeStateTests {
         #expect(state.groupEventsRead("/g", frozen: true) == [])
         #expect(state.groupChanged("/g") == [])
         // Following again watches again.
-        #expect(state.follow("c", pid: 12, group: "/g") == [.watchGroup("/g"), .readGroup("/g")])
+        #expect(state.follow("c", process: p(12), group: "/g") == [.watchGroup("/g"), .readGroup("/g")])
     }
 
     @Test func unfollowingTheLastStoppedProcessStopsThePoll() {
         var state = State()
-        _ = state.follow("a", pid: 10, group: nil)
-        _ = state.follow("b", pid: 10, group: nil)
-        #expect(state.processStatRead(pid: 10, .stopped) == [.notify("a", canRun: false), .notify("b", canRun: false), .startPolling])
+        _ = state.follow("a", process: p(10), group: nil)
+        _ = state.follow("b", process: p(10), group: nil)
+        #expect(state.processStatRead(process: p(10), .stopped) == [.notify("a", canRun: false), .notify("b", canRun: false), .startPolling])
         #expect(state.unfollow("a") == [])
         #expect(state.isPolling)
         #expect(state.unfollow("b") == [.stopPolling])
@@ -94,26 +97,26 @@ struct ProcessLifeStateTests {
 
     @Test func thePollRunsOnlyWhileAProcessIsStopped() {
         var state = State()
-        _ = state.follow("a", pid: 10, group: nil)
-        _ = state.follow("b", pid: 11, group: nil)
+        _ = state.follow("a", process: p(10), group: nil)
+        _ = state.follow("b", process: p(11), group: nil)
         #expect(!state.isPolling)
         #expect(state.pollTick() == [])
-        #expect(state.processStatRead(pid: 10, .running) == [])
+        #expect(state.processStatRead(process: p(10), .running) == [])
         #expect(!state.isPolling)
-        #expect(state.processStatRead(pid: 10, .stopped) == [.notify("a", canRun: false), .startPolling])
-        #expect(state.processStatRead(pid: 11, .stopped) == [.notify("b", canRun: false)])
-        #expect(state.pollTick() == [.readProcess(10), .readProcess(11)])
-        #expect(state.processStatRead(pid: 11, .running) == [.notify("b", canRun: true)])
+        #expect(state.processStatRead(process: p(10), .stopped) == [.notify("a", canRun: false), .startPolling])
+        #expect(state.processStatRead(process: p(11), .stopped) == [.notify("b", canRun: false)])
+        #expect(state.pollTick() == [.readProcess(p(10)), .readProcess(p(11))])
+        #expect(state.processStatRead(process: p(11), .running) == [.notify("b", canRun: true)])
         #expect(state.isPolling)
-        #expect(state.pollTick() == [.readProcess(10)])
-        #expect(state.processStatRead(pid: 10, .running) == [.notify("a", canRun: true), .stopPolling])
+        #expect(state.pollTick() == [.readProcess(p(10))])
+        #expect(state.processStatRead(process: p(10), .running) == [.notify("a", canRun: true), .stopPolling])
         #expect(!state.isPolling)
         #expect(state.pollTick() == [])
     }
 
     @Test func onlyChangesAreNotified() {
         var state = State()
-        _ = state.follow("a", pid: 10, group: "/g")
+        _ = state.follow("a", process: p(10), group: "/g")
         #expect(state.groupEventsRead("/g", frozen: false) == [])
         #expect(state.groupEventsRead("/g", frozen: nil) == [])
         #expect(state.groupEventsRead("/g", frozen: true) == [.notify("a", canRun: false)])
@@ -121,33 +124,49 @@ struct ProcessLifeStateTests {
         // Unreadable (the group was removed) counts as not frozen.
         #expect(state.groupEventsRead("/g", frozen: nil) == [.notify("a", canRun: true)])
         #expect(state.groupEventsRead("/g", frozen: false) == [])
-        #expect(state.processStatRead(pid: 10, .running) == [])
+        #expect(state.processStatRead(process: p(10), .running) == [])
         // A read that says nothing clear changes nothing.
-        _ = state.processStatRead(pid: 10, .stopped)
-        #expect(state.processStatRead(pid: 10, nil) == [])
+        _ = state.processStatRead(process: p(10), .stopped)
+        #expect(state.processStatRead(process: p(10), nil) == [])
         #expect(state.canRun("a") == false)
         // Reads of processes nobody follows change nothing.
-        #expect(state.processStatRead(pid: 99, .stopped) == [])
-        #expect(state.checkRequested(pid: 99) == [])
+        #expect(state.processStatRead(process: p(99), .stopped) == [])
+        #expect(state.checkRequested(process: p(99)) == [])
     }
 
-    @Test func aProcessThatIsGoneIsNotReadAgain() {
+    @Test func aProcessThatIsGoneIsNotReadAgainAndHoldsNothing() {
         var state = State()
-        _ = state.follow("a", pid: 10, group: nil)
-        _ = state.processStatRead(pid: 10, .stopped)
-        #expect(state.processStatRead(pid: 10, .gone) == [.stopPolling])
-        #expect(state.checkRequested(pid: 10) == [])
+        _ = state.follow("a", process: p(10), group: "/g")
+        _ = state.groupEventsRead("/g", frozen: false)
+        _ = state.processStatRead(process: p(10), .stopped)
+        // It exited while stopped: its follower is no longer held, and it is never read again.
+        #expect(state.processStatRead(process: p(10), .gone) == [.notify("a", canRun: true), .stopPolling])
+        #expect(state.checkRequested(process: p(10)) == [])
         #expect(state.pollTick() == [])
-        // Its PID reused by a running process changes nothing either.
-        #expect(state.processStatRead(pid: 10, .running) == [])
-        #expect(state.canRun("a") == false)
-        #expect(state.unfollow("a") == [])
+        #expect(state.processStatRead(process: p(10), .stopped) == [])
+        // Nor does its group's freeze hold it any more.
+        #expect(state.groupEventsRead("/g", frozen: true) == [])
+        #expect(state.canRun("a") == true)
+        #expect(state.unfollow("a") == [.unwatchGroup("/g")])
+    }
+
+    @Test func aReusedPIDIsAnotherProcessAndInheritsNothing() {
+        var state = State()
+        _ = state.follow("old", process: p(10, started: 5), group: nil)
+        _ = state.processStatRead(process: p(10, started: 5), .stopped)
+        #expect(state.processStatRead(process: p(10, started: 5), .gone) == [.notify("old", canRun: true), .stopPolling])
+        // A new process with the same PID is followed afresh: not gone, not stopped.
+        #expect(state.follow("new", process: p(10, started: 9), group: nil) == [])
+        #expect(state.canRun("new") == true)
+        #expect(state.checkRequested(process: p(10, started: 9)) == [.readProcess(p(10, started: 9))])
+        #expect(state.processStatRead(process: p(10, started: 9), .stopped) == [.notify("new", canRun: false), .startPolling])
+        #expect(state.canRun("old") == true)
     }
 
     @Test func anOverflowRereadsEveryGroup() {
         var state = State()
-        _ = state.follow("a", pid: 10, group: "/b")
-        _ = state.follow("b", pid: 11, group: "/a")
+        _ = state.follow("a", process: p(10), group: "/b")
+        _ = state.follow("b", process: p(11), group: "/a")
         #expect(state.allGroupsChanged() == [.readGroup("/a"), .readGroup("/b")])
     }
 }

@@ -79,10 +79,10 @@ struct ProcessLifeWatcherTests {
         #expect(try await !harness.check(token))
         #expect(try await harness.isPolling)
         sleeper.terminate(signal: SIGKILL)
-        // The next tick reads it gone: no more polling, nothing told.
+        // The next tick reads it gone: no more polling, and it no longer holds its follower.
         #expect(await eventually(timeout: .seconds(3)) { (try? await harness.isPolling) == false })
-        #expect(try await !harness.check(token))
-        #expect(harness.changes(of: sleeper.pid) == [false])
+        #expect(try await harness.check(token))
+        #expect(harness.changes(of: sleeper.pid) == [false, true])
         // Following a PID that is not there: it counts as running, nothing breaks.
         let ghost = try await harness.follow(pid: 999_999_999)
         #expect(try await harness.check(ghost))

@@ -33,10 +33,13 @@ final class WatcherHarness: Sendable {
         return result
     }
 
-    /// Follows `pid`, recording its changes.
+    /// Follows the process that has the ID `pid` now (or, when there is none, a process of that
+    /// ID that is not there), in its group, recording its changes.
     func follow(pid: Int32) async throws -> ProcessLifeWatcher.Token {
-        try await withWatcher { [changes] watcher in
-            watcher.follow(pid: pid) { canRun in changes.append(Change(pid: pid, canRun: canRun)) }
+        let process = ProcessIdentity.current(pid: pid) ?? ProcessIdentity(pid: pid, startTime: 0)
+        let group = ControlGroup.group(ofProcess: pid)
+        return try await withWatcher { [changes] watcher in
+            watcher.follow(process: process, group: group) { canRun in changes.append(Change(pid: pid, canRun: canRun)) }
         }
     }
 
