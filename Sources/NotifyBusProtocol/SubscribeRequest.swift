@@ -1,7 +1,7 @@
 import DBus
 import NotifyBus
 
-/// What a `Subscribe` call asks for: its patterns and options (CONTRACT.md §5.2), checked once.
+/// What a `Subscribe` call asks for: its patterns and options, checked once.
 public struct SubscribeRequest: Sendable, Hashable {
     /// The key patterns; an empty list asks for every key (`**`).
     public var patterns: [KeyPattern]
@@ -30,14 +30,18 @@ public struct SubscribeRequest: Sendable, Hashable {
     public enum Refusal: Error, Sendable, Hashable {
         /// An unknown option, an option of the wrong type or an invalid value (`InvalidArgs`).
         case invalidArgs(String)
-        /// Too many patterns, or a pattern too long (`LimitsExceeded`).
+        /// A bound of the daemon passed: too many patterns, a pattern too long, too many
+        /// subscriptions (`LimitsExceeded`).
         case limitsExceeded(String)
+        /// The daemon could not serve the call (`Failed`).
+        case failed(String)
 
         /// The D-Bus error to answer with.
         public var error: DBusError {
             switch self {
             case .invalidArgs(let message): DBusError(name: DBusError.Name.invalidArgs, message: message)
             case .limitsExceeded(let message): DBusError(name: BusInterface.ErrorName.limitsExceeded, message: message)
+            case .failed(let message): DBusError(name: DBusError.Name.failed, message: message)
             }
         }
     }
@@ -50,22 +54,35 @@ public struct SubscribeRequest: Sendable, Hashable {
         else {
             throw .invalidArgs("Subscribe takes (as patterns, a{sv} options)")
         }
-        let texts = patternValues.compactMap(\.stringValue)
-        guard texts.count <= BusInterface.Limits.patternsPerSubscription else {
-            throw .limitsExceeded(
-                "\(texts.count) patterns: a subscription takes at most \(BusInterface.Limits.patternsPerSubscription)")
-        }
-        if let long = texts.first(where: { $0.utf8.count > BusInterface.Limits.patternBytes }) {
-            throw .limitsExceeded(
-                "a pattern of \(long.utf8.count) bytes: at most \(BusInterface.Limits.patternBytes) are allowed")
-        }
-        self.init(patterns: texts.isEmpty ? [.all] : texts.map { KeyPattern($0) })
+        self.init(patterns: try Self.patterns(patternValues, of: "Subscribe"))
         var seen = Set<String>()
         for entry in entries {
             guard case .string(let name) = entry.key, case .variant(let value) = entry.value else { continue }
             guard seen.insert(name).inserted else { throw .invalidArgs("option '\(name)' is given twice") }
             try apply(option: name, value)
         }
+    }
+
+    /// The patterns of an `as` argument (of `Subscribe` or `Snapshot`, named by `member`); `**`
+    /// for none.
+    /// - Throws: `Refusal`: `limitsExceeded` past 64 patterns or 1024 bytes in one, `invalidArgs`
+    ///   for a pattern with an empty segment (`a//b`, a leading or trailing `/`, the empty pattern).
+    public static func patterns(_ values: [DBusValue], of member: String) throws(Refusal) -> [KeyPattern] {
+        guard values.count <= BusInterface.Limits.patternsPerSubscription else {
+            throw .limitsExceeded(
+                "\(values.count) patterns: \(member) takes at most \(BusInterface.Limits.patternsPerSubscription)")
+        }
+        var patterns: [KeyPattern] = []
+        for value in values {
+            guard let text = value.stringValue else { throw .invalidArgs("\(member) takes patterns as strings") }
+            guard text.utf8.count <= BusInterface.Limits.patternBytes else {
+                throw .limitsExceeded(
+                    "a pattern of \(text.utf8.count) bytes: at most \(BusInterface.Limits.patternBytes) are allowed")
+            }
+            if let problem = KeyPattern.emptySegmentProblem(in: text) { throw .invalidArgs(problem) }
+            patterns.append(KeyPattern(text))
+        }
+        return patterns.isEmpty ? [.all] : patterns
     }
 
     private mutating func apply(option name: String, _ value: DBusValue) throws(Refusal) {
