@@ -1,8 +1,9 @@
 #ifndef NOTIFYBUS_CEVENTLOOP_SHIM_H
 #define NOTIFYBUS_CEVENTLOOP_SHIM_H
 
-// The Linux readiness and timer interfaces the EventLoop module wraps; Swift's Glibc module
-// does not export them.
+// The Linux readiness and timer interfaces the EventLoop module wraps, and glibc's heap
+// controls; Swift's Glibc module does not export them.
+#include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
@@ -11,6 +12,12 @@
 /// Names the calling thread (the kernel keeps 15 bytes). prctl is variadic, so Swift cannot call it.
 static inline int notifybus_set_thread_name(const char *name) {
     return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
+}
+
+/// Fixes glibc's mmap threshold at `bytes` (`mallopt(M_MMAP_THRESHOLD, …)`): every block that
+/// large is then a mapping of its own, given back to the kernel when freed.
+static inline int notifybus_fix_mmap_threshold(int bytes) {
+    return mallopt(M_MMAP_THRESHOLD, bytes);
 }
 
 #endif

@@ -10,14 +10,15 @@ extension BusService {
             methods: [
                 DBusMethod(
                     "Subscribe", arguments: [.init("patterns", "as"), .init("options", "a{sv}")],
-                    results: [.init("subscription", "o")]
+                    results: [.init("subscription", "o")], precheck: Self.patternCount(of: "Subscribe")
                 ) { [weak self] call in self?.subscribe(call) },
                 DBusMethod("GetValue", arguments: [.init("key", "s")], results: [.init("value", "s")]) {
                     [weak self] call in self?.getValue(call)
                 },
-                DBusMethod("Snapshot", arguments: [.init("patterns", "as")], results: [.init("values", "a(ss)")]) {
-                    [weak self] call in self?.snapshot(call)
-                },
+                DBusMethod(
+                    "Snapshot", arguments: [.init("patterns", "as")], results: [.init("values", "a(ss)")],
+                    precheck: Self.patternCount(of: "Snapshot")
+                ) { [weak self] call in self?.snapshot(call) },
             ],
             properties: [
                 DBusProperty("Sources", "a(sss)", emitsChange: true) { [weak self] in
@@ -30,23 +31,35 @@ extension BusService {
         return DBusObject(path: BusInterface.path, interfaces: [interface])
     }
 
+    /// Refuses more patterns than a call takes before any of them is decoded.
+    private static func patternCount(of member: String) -> (DBusArgumentPreview) -> DBusError? {
+        { preview in
+            guard let count = preview.elementCount(ofArgument: 0), count > BusInterface.Limits.patternsPerSubscription
+            else { return nil }
+            return SubscribeRequest.Refusal.limitsExceeded(
+                "\(count) patterns: \(member) takes at most \(BusInterface.Limits.patternsPerSubscription)"
+            ).error
+        }
+    }
+
     /// The subscription objects, `/org/notifybus/Bus1/subscription/<n>`, one subtree: an object
     /// for each live subscription, its owner's alone (but `Introspect` and `Peer`).
     func subscriptionSubtree() -> DBusSubtree {
-        /// The method `name`, carrying out what `act` decides for the subscription at the call's path.
-        func method(_ name: MemberName, _ act: @escaping (inout SubscriptionTable, UInt64) -> [SubscriptionTable.Action]) -> DBusMethod {
+        /// The method `name`, carrying out what `act` does for the subscription at the call's path.
+        func method(_ name: MemberName, _ act: @escaping (BusService, UInt64) -> Void) -> DBusMethod {
             DBusMethod(name) { [weak self] call in
                 guard let self, let number = BusInterface.subscriptionNumber(of: call.path) else { return }
-                self.perform(act(&self.table, number))
+                act(self, number)
                 call.reply()
             }
         }
         let interface = DBusInterface(
             name: BusInterface.subscriptionInterface,
             methods: [
-                method("Suspend") { $0.suspend($1) },
-                method("Resume") { $0.resume($1) },
-                method("Cancel") { $0.cancel($1) },
+                method("Suspend") { $0.perform($0.table.suspend($1)) },
+                method("Resume") { $0.perform($0.table.resume($1)) },
+                method("Cancel") { $0.perform($0.table.cancel($1)) },
+                method("Resync") { $0.live[$1]?.subscription.resync() },
             ],
             properties: [
                 DBusProperty("State", "s") { [weak self] path in
@@ -82,16 +95,7 @@ extension BusService {
             call.fail(error.error)
             return
         }
-        guard let (number, actions) = table.subscribe(owner: call.sender, followsLife: request.followsFreezer) else {
-            call.fail(DBusError(
-                name: BusInterface.ErrorName.limitsExceeded,
-                message: "a connection may hold at most \(table.perOwnerLimit) subscriptions"))
-            return
-        }
-        perform(actions, request: request)
-        // The reply leaves now; the subscription's first events (its initial values) are queued
-        // on the loop behind it.
-        call.reply([.objectPath(BusInterface.subscriptionPath(number).rawValue)])
+        perform(table.subscribe(owner: call.sender, call: keep(call), request: request))
     }
 
     private func getValue(_ call: DBusMethodCall) {
@@ -104,9 +108,28 @@ extension BusService {
     }
 
     private func snapshot(_ call: DBusMethodCall) {
-        let texts = call.arguments.first?.stringArray ?? []
-        let patterns = texts.isEmpty ? [KeyPattern.all] : texts.map { KeyPattern($0) }
-        let values = bus.snapshot(matching: patterns).map { DBusValue.structure([.string($0.key), .string($0.value.jsonText)]) }
+        let patterns: [KeyPattern]
+        do {
+            patterns = try SubscribeRequest.patterns(call.arguments.first?.arrayElements ?? [], of: "Snapshot")
+        } catch {
+            call.fail(error.error)
+            return
+        }
+        // Room for the reply's header; each pair takes its two strings' lengths, their NULs and
+        // at most 7 bytes of padding.
+        var size = 512
+        var values: [DBusValue] = []
+        for (key, value) in bus.snapshot(matching: patterns) {
+            let text = value.jsonText
+            size += 4 + key.utf8.count + 1 + 3 + 4 + text.utf8.count + 1 + 7
+            guard size <= BusInterface.Limits.signalBytes else {
+                call.fail(SubscribeRequest.Refusal.limitsExceeded(
+                    "the values matching these patterns pass \(BusInterface.Limits.signalBytes) bytes: ask with narrower patterns"
+                ).error)
+                return
+            }
+            values.append(.structure([.string(key), .string(text)]))
+        }
         call.reply([.array(elementSignature: "(ss)", values)])
     }
 }

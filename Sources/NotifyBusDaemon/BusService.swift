@@ -4,67 +4,91 @@ import Logging
 import NotifyBus
 import NotifyBusProtocol
 
-/// `notifybusd`'s D-Bus side (CONTRACT.md §5): the bus object and the subscriptions' subtree on
-/// a connection, the subscriptions' life, and their events sent to their owners.
+/// `notifybusd`'s D-Bus side: the bus object and the subscriptions' objects, the subscriptions'
+/// life, and their events sent to their owners.
 ///
-/// Lives on the loop thread of its connection. Its decisions about who owns what and what is
-/// suspended are `SubscriptionTable`'s; this type carries them out: it makes and cancels the bus
-/// subscriptions (the subtree's objects are the live ones), follows each owner (its leaving the
-/// bus, its process's life through `ProcessLifeWatcher`), and sends each batch of a
-/// subscription's events as one unicast `Events` signal.
+/// Lives on the loop thread of its connection. Its decisions about who owns what, within which
+/// bounds, and what is suspended are `SubscriptionTable`'s; this type carries them out: it asks
+/// the bus who a caller is, makes and cancels the bus subscriptions, follows each owner (its
+/// leaving the bus, its process's life through `ProcessLifeWatcher`), answers the calls that
+/// waited, and sends each subscription's events as unicast `Events` signals.
 ///
-/// One event's path: a source publishes → the subscription's batch handler (on the publishing
-/// thread) queues the batch on this loop → `send` checks the owner can run → one `Events` signal.
+/// One event's path: a source publishes → the subscription says it has events ready (on the
+/// publishing thread) → on this loop, `deliver` checks the owner's process can run (a stop is
+/// noticed here, and the events are then held, not sent) → it takes the events from the bus →
+/// numbered `Events` signals of at most 1 MiB.
 final class BusService {
-    /// Where the service is kept on its loop, so the batch handlers find it.
+    /// Where the service is kept on its loop, so the subscriptions' ready callbacks find it.
     static let key = LoopLocalKey<BusService>()
 
+    /// A subscription on the bus and what sending its events needs.
     struct Live {
         let subscription: Subscription
-        let path: ObjectPath
+        let owner: BusName
+        /// The `seq` of its next element.
+        var nextSeq: UInt64 = 1
     }
 
+    /// An owner being followed: its process's life, and the budget of what its subscriptions hold.
     struct Follower {
-        var ownerWatch: DBusConnection.Token?
+        let application: ApplicationID
+        let budget: HoldBudget
         var life: ProcessLifeWatcher.Token?
-        var budget: HoldBudget
+    }
+
+    /// The budget an application's connections share, and how many of them use it.
+    struct Application {
+        let budget: HoldBudget
+        var owners: Int
     }
 
     let connection: DBusConnection
     let bus: NotificationBus
     let loop: EventLoopThread
+    unowned let context: LoopContext
     let logger: Logger
     let life: ProcessLifeWatcher?
     /// The wall-clock time of the bus's t = 0.
     let origin: WallTime
     let globalBudget: HoldBudget
-    var table = SubscriptionTable()
+    var table: SubscriptionTable
     var live: [UInt64: Live] = [:]
     var followers: [BusName: Follower] = [:]
+    var applications: [ApplicationID: Application] = [:]
+    /// Calls answered later (a `Subscribe` waiting for its owner to be identified), by number.
+    var calls: [UInt64: DBusMethodCall] = [:]
+    var nextCall: UInt64 = 1
+    /// The handler of peers leaving the bus.
+    var leaving: DBusConnection.Token?
     /// Each source's status, in the order given.
     var sources: [(name: String, status: String, reason: String)] = []
-    /// The last `Events` signal marshalled and the events it carries: one change reaches every
-    /// subscription of the same keys as the same events, so it is marshalled once and copied for
-    /// each (the signal is a function of the events and `origin` alone).
-    var lastSignal: (events: [SubscriptionEvent], signal: DBusPreparedSignal)?
+    /// Whether the heap is to be trimmed at the end of this round of the loop.
+    var trimScheduled = false
 
     init(
-        connection: DBusConnection, bus: NotificationBus, loop: EventLoopThread, life: ProcessLifeWatcher?,
-        maximumHeld: Int, logger: Logger
+        connection: DBusConnection, bus: NotificationBus, loop: EventLoopThread, context: LoopContext,
+        life: ProcessLifeWatcher?, bounds: SubscriptionTable.Bounds, maximumHeld: Int, logger: Logger
     ) {
         self.connection = connection
         self.bus = bus
         self.loop = loop
+        self.context = context
         self.life = life
         self.logger = logger
+        self.table = SubscriptionTable(bounds: bounds)
         self.origin = WallTime.now().advanced(by: .zero - bus.clock.now())
         self.globalBudget = bus.makeHoldBudget(limit: maximumHeld)
     }
 
-    /// Exports the bus object and the subscriptions' subtree; logs match rules the bus refuses.
+    /// Exports the bus object and the subscriptions' subtree, starts following the peers that
+    /// leave the bus (one match rule for all), and logs match rules the bus refuses.
     func start() throws(DBusError) {
         try connection.export(busObject())
         try connection.export(subscriptionSubtree())
+        leaving = connection.peersLeaving { [weak self] name in
+            guard let self, self.table.owners[name] != nil else { return }
+            self.perform(self.table.ownerLeft(name))
+        }
         connection.onMatchRuleFailure { [logger] rule, error in
             logger.warning("the bus refused a match rule", metadata: ["rule": "\(rule)", "error": "\(error)"])
         }
@@ -72,7 +96,9 @@ final class BusService {
 
     /// Cancels every subscription and takes every object away.
     func stop() {
-        for owner in Array(followers.keys) { perform(table.ownerLeft(owner)) }
+        for owner in Array(table.owners.keys) { perform(table.ownerLeft(owner)) }
+        if let leaving { connection.cancel(leaving) }
+        leaving = nil
         connection.unexport(BusInterface.path)
         connection.unexportSubtree(at: BusInterface.subscriptionPrefix)
     }
@@ -88,96 +114,59 @@ final class BusService {
         try? connection.emitPropertiesChanged(path: BusInterface.path, interface: BusInterface.interface, names: ["Sources"])
     }
 
+    /// What the service keeps now, for tests of what clients leave behind.
+    var census: NotifyBusDaemon.Census {
+        NotifyBusDaemon.Census(
+            subscriptions: live.count, owners: table.owners.count, followings: life?.followingCount ?? 0,
+            applications: applications.count, waitingCalls: calls.count, busSubscribers: bus.subscriberCount,
+            routes: bus.routeCount, matchRules: connection.matchRuleCount)
+    }
+
     // MARK: Carrying out the table's actions
 
-    /// Carries out `actions`; `request` is what a `create` among them makes (only `Subscribe`'s
-    /// actions have one).
-    func perform(_ actions: [SubscriptionTable.Action], request: SubscribeRequest? = nil) {
+    /// Carries out `actions`, in order.
+    func perform(_ actions: [SubscriptionTable.Action]) {
         for action in actions {
             switch action {
-            case .create(let number): if let request { create(number, request) }
-            case .suspend(let number): live[number]?.subscription.suspend()
-            case .resume(let number): live[number]?.subscription.resume()
-            case .remove(let number): remove(number)
-            case .follow(let owner): follow(owner)
+            case .identify(let owner): identify(owner)
+            case .follow(let owner, let identity): follow(owner, identity)
             case .forget(let owner): forget(owner)
+            case .create(let number, let request, let call): create(number, request, answering: call)
+            case .refuse(let call, let refusal): calls.removeValue(forKey: call)?.fail(refusal.error)
+            case .suspend(let number, let holdingPending):
+                guard let subscription = live[number]?.subscription else { continue }
+                if holdingPending { subscription.suspendHoldingPending() } else { subscription.suspend() }
+            case .resume(let number): live[number]?.subscription.resume()
+            case .remove(let number): live.removeValue(forKey: number)?.subscription.cancel()
             }
         }
     }
 
-    private func create(_ number: UInt64, _ request: SubscribeRequest) {
-        guard let entry = table.entries[number] else { return }
+    /// Keeps `call` to answer it later; its number.
+    func keep(_ call: DBusMethodCall) -> UInt64 {
+        let number = nextCall
+        nextCall += 1
+        calls[number] = call
+        return number
+    }
+
+    private func create(_ number: UInt64, _ request: SubscribeRequest, answering call: UInt64) {
+        guard let entry = table.entries[number], let follower = followers[entry.owner] else {
+            calls.removeValue(forKey: call)?.fail(DBusError(name: DBusError.Name.failed, message: "the subscription could not be made"))
+            return
+        }
         let path = BusInterface.subscriptionPath(number)
         let loop = self.loop
-        let subscription = bus.subscribeInBatches(
-            request.patterns, policy: request.policy, limit: request.limit, budget: followers[entry.owner]?.budget,
+        let subscription = bus.subscribeForPolling(
+            request.patterns, policy: request.policy, limit: request.limit, budget: follower.budget,
             initial: request.initial, name: path.rawValue
-        ) { events in
-            // On the publishing thread: hand the batch to the loop, whole and in order.
-            try? loop.execute { context in context[local: BusService.key]?.send(events, of: number) }
+        ) {
+            // On the publishing thread: take the events on the loop, after checking the owner.
+            try? loop.execute { context in context[local: BusService.key]?.deliver(number) }
         }
-        live[number] = Live(subscription: subscription, path: path)
-    }
-
-    private func remove(_ number: UInt64) {
-        guard let removed = live.removeValue(forKey: number) else { return }
-        removed.subscription.cancel()
-    }
-
-    /// Follows `owner`: its leaving the bus, and (once its process ID is known) its process's life.
-    private func follow(_ owner: BusName) {
-        let budget = bus.makeHoldBudget(limit: BusInterface.Limits.heldPerConnection, parent: globalBudget)
-        followers[owner] = Follower(budget: budget)
-        let watch = connection.nameOwners(of: owner) { [weak self] current in
-            guard current == nil, let self else { return }
-            self.perform(self.table.ownerLeft(owner))
-        }
-        followers[owner]?.ownerWatch = watch
-        guard let life else { return }
-        connection.processID(of: owner) { [weak self] result in
-            guard let self, self.followers[owner] != nil, case .success(let pid) = result, let pid32 = Int32(exactly: pid)
-            else { return }
-            let token = life.follow(pid: pid32) { [weak self] canRun in
-                guard let self else { return }
-                self.perform(self.table.ownerLife(owner, canRun: canRun))
-            }
-            if self.followers[owner] != nil {
-                self.followers[owner]?.life = token
-            } else {
-                life.unfollow(token)
-            }
-        }
-    }
-
-    private func forget(_ owner: BusName) {
-        guard let follower = followers.removeValue(forKey: owner) else { return }
-        if let watch = follower.ownerWatch { connection.cancel(watch) }
-        if let token = follower.life { life?.unfollow(token) }
-    }
-
-    // MARK: Events
-
-    /// Sends one batch of subscription `number`'s events to its owner as one `Events` signal.
-    /// When the owner's process has just stopped, the batch still goes (it waits in the bus's
-    /// queue), and the subscription is suspended after it.
-    func send(_ events: [SubscriptionEvent], of number: UInt64) {
-        guard !events.isEmpty, let entry = table.entries[number], let path = live[number]?.path else { return }
-        do {
-            let signal: DBusPreparedSignal
-            if let last = lastSignal, last.events == events {
-                signal = last.signal
-            } else {
-                signal = try DBusPreparedSignal(
-                    path: path, interface: BusInterface.subscriptionInterface, member: BusInterface.eventsSignal,
-                    arguments: [EventElements.signalArgument(events, origin: origin)], destination: entry.owner)
-                lastSignal = (events, signal)
-            }
-            try connection.emitSignal(signal, path: path, destination: entry.owner)
-        } catch {
-            logger.warning("could not send events", metadata: ["peer": "\(entry.owner)", "error": "\(error)"])
-        }
-        if entry.followsLife, !entry.isSuspended, let token = followers[entry.owner]?.life, let life {
-            life.check(token)
-        }
+        live[number] = Live(subscription: subscription, owner: entry.owner)
+        // The reply leaves now; the subscription's first events (its initial values) are taken
+        // on the loop behind it.
+        calls.removeValue(forKey: call)?.reply([.objectPath(path.rawValue)])
     }
 }

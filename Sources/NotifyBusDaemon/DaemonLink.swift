@@ -13,11 +13,13 @@ final class DaemonLink: Sendable {
         self.loop = loop
     }
 
-    /// Connects to `address` (without reconnecting: the daemon ends with its bus), makes the
-    /// service with `makeService` and exports its bus object; returns once registered on the bus.
+    /// Connects to `address` (without reconnecting: the daemon ends with its bus; libdbus reads
+    /// ahead at most `maximumReceived` bytes of messages), makes the service with `makeService`
+    /// and exports its objects; returns once registered on the bus.
     /// - Throws: `NotifyBusDaemon.Failure.bus` when the bus cannot be reached.
     func connect(
-        address: DBusAddress, makeService: @escaping @Sendable (LoopContext, DBusConnection) -> BusService
+        address: DBusAddress, maximumReceived: Int,
+        makeService: @escaping @Sendable (LoopContext, DBusConnection) -> BusService
     ) async throws {
         let key = self.key
         let outcome: Result<Void, NotifyBusDaemon.Failure> = await withCheckedContinuation { continuation in
@@ -26,7 +28,8 @@ final class DaemonLink: Sendable {
                     let connection = DBusConnection(
                         address: address, context: context,
                         configuration: .init(
-                            reconnects: false, maximumReceivedSize: 4 * 1024 * 1024,
+                            reconnects: false, maximumReceivedSize: maximumReceived,
+                            maximumCallBodySize: BusInterface.Limits.callBodyBytes,
                             limitsExceeded: ErrorName(rawValue: BusInterface.ErrorName.limitsExceeded) ?? .limitsExceeded))
                     context[local: key] = connection
                     let service = makeService(context, connection)
@@ -113,6 +116,11 @@ final class DaemonLink: Sendable {
         try? loop.execute { context in
             context[local: BusService.key]?.setSource(name, status: status.name, reason: status.reason ?? "")
         }
+    }
+
+    /// What the service keeps for its clients now.
+    func census() async -> NotifyBusDaemon.Census? {
+        try? await loop.submit { context in context[local: BusService.key]?.census } ?? nil
     }
 
     /// Cancels every subscription, takes the objects away and closes the connection.

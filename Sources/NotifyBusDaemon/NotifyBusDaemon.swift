@@ -5,10 +5,10 @@ import NotifyBus
 import NotifyBusProtocol
 import NotifyBusSources
 import ServiceLifecycle
+import Synchronization
 
 /// `notifybusd` as a library: the sources and one `NotificationBus` behind the
-/// `org.notifybus.Bus1` interface on the session bus (CONTRACT.md §5), as a
-/// swift-service-lifecycle `Service`.
+/// `org.notifybus.Bus1` interface on the session bus, as a swift-service-lifecycle `Service`.
 ///
 /// ```swift
 /// let daemon = NotifyBusDaemon(configuration: .init())
@@ -31,20 +31,25 @@ public final class NotifyBusDaemon: Service, Sendable {
         public var sources: SystemSources.Options
         /// The most entries held for all connections' suspended subscriptions together.
         public var maximumHeld: Int
+        /// The most subscriptions of all connections together.
+        public var maximumSubscriptions: Int
         /// How long to wait for the sources' first statuses before taking the name.
         public var startupTimeout: Duration
         /// Where it logs.
         public var logger: Logger
 
-        /// A configuration; by default every source, the standard buses, and the limits of §5.2.
+        /// A configuration; by default every source, the standard buses, and the daemon's bounds
+        /// (`BusInterface.Limits`).
         public init(
             sessionBus: DBusAddress = .session, sources: SystemSources.Options = SystemSources.Options(),
-            maximumHeld: Int = BusInterface.Limits.defaultMaximumHeld, startupTimeout: Duration = .seconds(5),
-            logger: Logger = Logger(label: "notifybusd")
+            maximumHeld: Int = BusInterface.Limits.defaultMaximumHeld,
+            maximumSubscriptions: Int = BusInterface.Limits.defaultMaximumSubscriptions,
+            startupTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "notifybusd")
         ) {
             self.sessionBus = sessionBus
             self.sources = sources
             self.maximumHeld = maximumHeld
+            self.maximumSubscriptions = maximumSubscriptions
             self.startupTimeout = startupTimeout
             self.logger = logger
         }
@@ -69,10 +74,32 @@ public final class NotifyBusDaemon: Service, Sendable {
         }
     }
 
+    /// What the daemon keeps for its clients at one moment: every count returns to zero when
+    /// the clients leave or cancel, whatever they did.
+    public struct Census: Sendable, Hashable {
+        /// Subscriptions, as objects on the bus.
+        public var subscriptions: Int
+        /// Connections that own subscriptions or have calls waiting.
+        public var owners: Int
+        /// Processes' lives followed (one per owner).
+        public var followings: Int
+        /// Applications with owners.
+        public var applications: Int
+        /// Calls waiting for their answer.
+        public var waitingCalls: Int
+        /// Subscribers of the bus.
+        public var busSubscribers: Int
+        /// Route entries of the bus (a key to a subscriber).
+        public var routes: Int
+        /// Match rules of the daemon's own connection.
+        public var matchRules: Int
+    }
+
     /// Its configuration.
     public let configuration: Configuration
     /// The bus the sources publish into.
     public let bus: NotificationBus
+    private let link = Mutex<DaemonLink?>(nil)
 
     /// A daemon with `configuration`; nothing runs until `run()`.
     public init(configuration: Configuration = Configuration()) {
@@ -90,6 +117,8 @@ public final class NotifyBusDaemon: Service, Sendable {
             throw Failure.eventLoop("\(error)")
         }
         let link = DaemonLink(loop: loop)
+        self.link.withLock { $0 = link }
+        defer { self.link.withLock { $0 = nil } }
         do {
             try await serve(link: link)
         } catch {
@@ -101,13 +130,21 @@ public final class NotifyBusDaemon: Service, Sendable {
         await loop.shutdown()
     }
 
+    /// What the daemon keeps for its clients now; `nil` while it does not serve.
+    public func census() async -> Census? {
+        guard let link = link.withLock({ $0 }) else { return nil }
+        return await link.census()
+    }
+
     private func serve(link: DaemonLink) async throws {
         let configuration = self.configuration
         let bus = self.bus
-        try await link.connect(address: configuration.sessionBus) { context, connection in
+        var bounds = SubscriptionTable.Bounds()
+        bounds.inAll = configuration.maximumSubscriptions
+        try await link.connect(address: configuration.sessionBus, maximumReceived: 4 << 20) { [bounds] context, connection in
             BusService(
-                connection: connection, bus: bus, loop: link.loop,
-                life: ProcessLifeWatcher(context: context, logger: configuration.logger),
+                connection: connection, bus: bus, loop: link.loop, context: context,
+                life: ProcessLifeWatcher(context: context, logger: configuration.logger), bounds: bounds,
                 maximumHeld: configuration.maximumHeld, logger: configuration.logger)
         }
         if try await link.nameHasOwner(BusInterface.busName) { throw Failure.nameTaken }

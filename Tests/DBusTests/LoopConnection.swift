@@ -124,15 +124,9 @@ func resetPeakResidentSize() {
     close(fd)
 }
 
-/// Fixes glibc's mmap threshold at 128 KiB (`mallopt(M_MMAP_THRESHOLD, …)`, which Glibc does
-/// not export to Swift): every large block is then its own mapping, and growing one (libdbus's
-/// read buffer as a large message arrives) remaps it instead of copying it into a new heap
-/// block. Without it glibc raises the threshold after large blocks are freed, and receiving a
-/// 30 MB message peaks near three times its size instead of two (the read buffer and the
-/// message's own copy of its body).
+/// Fixes glibc's mmap threshold at 128 KiB, as notifybusd does (`HeapMemory.mapBlocks(ofAtLeast:)`):
+/// receiving a 30 MB message then peaks near twice its size (the read buffer and the message's
+/// own copy of its body), not three times.
 func fixMmapThreshold() {
-    typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
-    let mallopt = unsafeBitCast(symbol, to: Mallopt.self)
-    _ = mallopt(-3, 128 * 1024)  // M_MMAP_THRESHOLD
+    HeapMemory.mapBlocks(ofAtLeast: 128 * 1024)
 }
