@@ -3,10 +3,12 @@
 
     notifybus-subscribe.py [PATTERN...] [--policy P] [--limit N] [--initial] [--no-follow-freezer]
 
-The lines are CONTRACT.md §3's (`notification`, `suspended`, `resumed`, `resync`), each with
-`subscriber` set to the subscription's object path; the first line is
-{"type": "subscribed", "subscription": PATH, "pid": PID}. Values are parsed from their JSON
-text, so numbers keep their form. SIGUSR1 sends Suspend and SIGUSR2 Resume; SIGINT and SIGTERM
+The lines are notifywatch's JSON lines (`notification`, `suspended`, `resumed`, `resync`), each
+with `subscriber` set to the subscription's object path and a notification's `kind`; the first
+line is {"type": "subscribed", "subscription": PATH, "pid": PID}. Values are parsed from their
+JSON text, so numbers keep their form. Each element carries `seq` (1, 2, 3, ... per
+subscription): when one is missing (the bus dropped a signal this process did not read in time),
+the client calls Resync, and the daemon sends a `resync` line and every current value. SIGUSR1 sends Suspend and SIGUSR2 Resume; SIGINT and SIGTERM
 cancel the subscription and exit 0. Frozen by the cgroup freezer or stopped (SIGSTOP), it needs
 to do nothing: the daemon holds its notifications, and on thaw one Events signal brings the
 `suspended` and `resumed` lines and the flush.
@@ -37,7 +39,7 @@ def element_to_line(element, path):
     if "time" in element:
         line["time"] = element["time"]
     line["subscriber"] = path
-    for field in ("key", "coalesced", "flushed", "reason"):
+    for field in ("key", "coalesced", "flushed", "reason", "kind"):
         if field in element:
             line[field] = element[field]
     for field in ("value", "previous"):
@@ -58,11 +60,20 @@ def main():
     connection = Gio.bus_get_sync(Gio.BusType.SESSION, None)
     loop = GLib.MainLoop()
     path_holder = {}
+    next_seq = {}
 
     def on_events(_connection, _sender, path, _interface, _member, parameters):
         if path_holder.get("path") not in (None, path):
             return
-        for element in parameters.unpack()[0]:
+        elements = parameters.unpack()[0]
+        seqs = [element["seq"] for element in elements if "seq" in element]
+        if seqs:
+            if seqs[0] != next_seq.get(path, 1):
+                # Elements are missing: ask for every current value again.
+                connection.call(BUS_NAME, path, SUBSCRIPTION_INTERFACE, "Resync", None, None,
+                                Gio.DBusCallFlags.NONE, -1, None, None)
+            next_seq[path] = seqs[-1] + 1
+        for element in elements:
             emit(element_to_line(element, path))
 
     # Subscribed to the signal before the call: the first Events may follow the reply at once.

@@ -18,8 +18,11 @@ import Synchronization
 ///
 /// Every `Events` signal of the daemon reaches the client through one match rule (on the daemon's
 /// well-known name, followed across restarts), and is routed to its subscription by object path;
-/// events that arrive before `subscribe` has returned wait for it. When the daemon leaves the
-/// bus, every subscription's sequence ends (its subscriptions are gone with it).
+/// events that arrive before `subscribe` has returned wait for it. Each subscription's elements
+/// are numbered (`seq`): when one is missing (the bus dropped a signal this process did not read
+/// in time), the client calls `Resync`, and the daemon sends every current value again, so a
+/// value is never lost, only counts. When the daemon leaves the bus, every subscription's
+/// sequence ends (its subscriptions are gone with it).
 public final class NotifyBusClient: Sendable {
     /// The D-Bus connection it uses.
     public let connection: DBusClient
@@ -39,10 +42,16 @@ public final class NotifyBusClient: Sendable {
         let owners = await connection.nameOwners(of: BusInterface.busName)
         let router = self.router
         let origin = self.origin
+        let connection = self.connection
         Task {
             for await signal in events {
                 guard signal.arguments.count == 1 else { continue }
-                router.deliver(EventElements.decode(signal.arguments[0], origin: origin).events, to: signal.path)
+                let decoded = EventElements.decode(signal.arguments[0], origin: origin)
+                if router.deliver(decoded, to: signal.path) {
+                    connection.send(
+                        destination: BusInterface.busName, path: signal.path, interface: BusInterface.subscriptionInterface,
+                        member: "Resync")
+                }
             }
             router.finishAll()
         }
@@ -178,23 +187,38 @@ public struct SourceState: Sendable, Hashable {
 }
 
 /// Routes decoded events to the subscription whose object path they came on; keeps what arrives
-/// for a path before its subscription is registered.
+/// for a path before its subscription is registered; follows each path's `seq`.
 final class Router: Sendable {
     private struct State {
         var open: [ObjectPath: AsyncStream<SubscriptionEvent>.Continuation] = [:]
         var early: [ObjectPath: [SubscriptionEvent]] = [:]
+        /// The `seq` each path's next element should have.
+        var nextSeq: [ObjectPath: UInt64] = [:]
         var finished = false
     }
 
     private let state = Mutex(State())
 
-    func deliver(_ events: [SubscriptionEvent], to path: ObjectPath) {
+    /// Hands `decoded`'s events to the subscription of `path`.
+    /// - Returns: whether elements are missing before them (a gap in `seq`): then call `Resync`.
+    func deliver(_ decoded: EventElements.Decoded, to path: ObjectPath) -> Bool {
         state.withLock { state in
-            if let continuation = state.open[path] {
-                for event in events { continuation.yield(event) }
-            } else if !state.finished, state.early.count < 1024 {
-                state.early[path, default: []] += events
+            // A subscription's first element is 1; one of ours that the process has not
+            // registered yet still counts from there.
+            var gap = false
+            if let first = decoded.firstSeq, let last = decoded.lastSeq {
+                gap = first != state.nextSeq[path, default: 1]
+                state.nextSeq[path] = last &+ 1
             }
+            if let continuation = state.open[path] {
+                for event in decoded.events { continuation.yield(event) }
+            } else if !state.finished, state.early.count < 1024 {
+                state.early[path, default: []] += decoded.events
+            } else {
+                state.nextSeq[path] = nil
+                return false
+            }
+            return gap
         }
     }
 
@@ -210,17 +234,24 @@ final class Router: Sendable {
     }
 
     func unregister(_ path: ObjectPath) {
-        _ = state.withLock { $0.open.removeValue(forKey: path) }
+        state.withLock { state in
+            state.open[path] = nil
+            state.nextSeq[path] = nil
+        }
     }
 
     func finish(_ path: ObjectPath) {
-        state.withLock { $0.open.removeValue(forKey: path) }?.finish()
+        state.withLock { state in
+            state.nextSeq[path] = nil
+            return state.open.removeValue(forKey: path)
+        }?.finish()
     }
 
     func finishAll() {
         let open = state.withLock { state in
             state.finished = true
             state.early = [:]
+            state.nextSeq = [:]
             defer { state.open = [:] }
             return Array(state.open.values)
         }

@@ -7,8 +7,8 @@ import NotifyBus
 ///
 /// `suspend()`, `resume()` and `cancel()` send the call and return at once; calls leave in the
 /// order they are made. The sequence ends when the subscription is cancelled, the client closed,
-/// or the daemon leaves the bus. A notification's `firstEventTime` and `lastEventTime` are its
-/// `time` (the daemon does not send them).
+/// or the daemon leaves the bus. A notification's `kind`, `firstEventTime` and `lastEventTime`
+/// are the daemon's, its times counted from the client's `origin`.
 public final class RemoteSubscription: AsyncSequence, Sendable {
     /// A subscription yields notifications and the lifecycle marks between them.
     public typealias Element = SubscriptionEvent
@@ -31,6 +31,10 @@ public final class RemoteSubscription: AsyncSequence, Sendable {
 
     /// Asks the daemon to resume it and flush what it held (`Resume`).
     public func resume() { client.send("Resume", to: path) }
+
+    /// Asks the daemon for a `resync` mark and every current value (`Resync`); the client does
+    /// so by itself when it sees elements missing.
+    public func resync() { client.send("Resync", to: path) }
 
     /// Cancels it on the daemon (`Cancel`); the sequence ends.
     public func cancel() {

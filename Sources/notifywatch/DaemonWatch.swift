@@ -50,9 +50,14 @@ struct DaemonWatch {
             return 69
         }
         let updates = await client.sourceUpdates()
+        // Each `suspended` line printed, so that Ctrl-Z stops the process only after it.
+        let (suspendedLines, printedSuspended) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         return await withTaskGroup(of: Int32?.self) { group in
             group.addTask {
-                for await event in subscription { output.event(event) }
+                for await event in subscription {
+                    output.event(event)
+                    if case .suspended = event { printedSuspended.yield() }
+                }
                 return Task.isCancelled ? nil : 1  // the daemon left
             }
             group.addTask {
@@ -62,7 +67,7 @@ struct DaemonWatch {
                 return nil
             }
             group.addTask {
-                await self.followSignals(listener, subscription)
+                await self.followSignals(listener, subscription, suspendedLines: suspendedLines)
                 return 0
             }
             var code: Int32 = 0
@@ -79,8 +84,11 @@ struct DaemonWatch {
         }
     }
 
-    /// Suspends and resumes the subscription as the signals say, until SIGINT or SIGTERM.
-    private func followSignals(_ listener: SignalListener, _ subscription: RemoteSubscription) async {
+    /// Suspends and resumes the subscription as the signals say, until SIGINT or SIGTERM. Ctrl-Z
+    /// stops the process once the `suspended` line is printed (or after a second without it).
+    private func followSignals(
+        _ listener: SignalListener, _ subscription: RemoteSubscription, suspendedLines: AsyncStream<Void>
+    ) async {
         // Whether the suspension came from Ctrl-Z: only then does fg end it.
         var suspended = false
         var suspendedByStop = false
@@ -90,6 +98,7 @@ struct DaemonWatch {
                 subscription.suspend()
                 suspended = true
                 suspendedByStop = false
+                await Self.next(of: suspendedLines, within: .seconds(1))
             case SIGUSR2:
                 subscription.resume()
                 suspended = false
@@ -99,6 +108,7 @@ struct DaemonWatch {
                     subscription.suspend()
                     suspended = true
                     suspendedByStop = true
+                    await Self.next(of: suspendedLines, within: .seconds(1))
                 }
                 kill(getpid(), SIGSTOP)
             case SIGCONT:
@@ -110,6 +120,20 @@ struct DaemonWatch {
             default:  // SIGINT, SIGTERM
                 return
             }
+        }
+    }
+
+    /// Waits for `stream`'s next element, at most `timeout`.
+    private static func next(of stream: AsyncStream<Void>, within timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await _ in stream { break }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+            }
+            await group.next()
+            group.cancelAll()
         }
     }
 }
