@@ -94,7 +94,7 @@ let package = Package(
         .executableTarget(
             name: "notifybusd",
             dependencies: [
-                "NotifyBusDaemon", "NotifyBusSources", "DBus",
+                "NotifyBusDaemon", "NotifyBusSources", "DBus", "EpollLoop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

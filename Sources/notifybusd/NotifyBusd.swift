@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ArgumentParser
 import DBus
+import EpollLoop
 import Logging
 import NIOCore
 import NIOPosix
@@ -29,8 +30,10 @@ struct NotifyBusd: AsyncParsableCommand {
         discussion: """
             Runs the sources that can run here and serves org.notifybus.Bus1: apps in any language
             subscribe over D-Bus, and the daemon holds their notifications, collapsed per key, while
-            they are suspended, frozen by the cgroup v2 freezer or stopped (CONTRACT.md §5).
-            SIGINT and SIGTERM release everything and exit 0; exit status 1 when the name is taken.
+            they are suspended, frozen by the cgroup v2 freezer or stopped. Every client is held to
+            bounds (subscriptions, patterns, held entries, call sizes), so none can stall or swell
+            the daemon for the others. SIGINT and SIGTERM release everything and exit 0; exit
+            status 1 when the name is taken.
             """)
 
     @Option(name: .customLong("session-bus"), help: "The bus to serve on (default: $DBUS_SESSION_BUS_ADDRESS).")
@@ -48,6 +51,9 @@ struct NotifyBusd: AsyncParsableCommand {
     @Option(name: .customLong("max-held"), help: "The most entries held for all suspended subscriptions together.")
     var maxHeld: Int = 1_048_576
 
+    @Option(name: .customLong("max-subscriptions"), help: "The most subscriptions of all clients together.")
+    var maxSubscriptions: Int = 4096
+
     @Option(help: "What to log on standard error: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .notice
 
@@ -56,18 +62,23 @@ struct NotifyBusd: AsyncParsableCommand {
             throw ValidationError("unknown source \"\(name)\" (the sources are: \(SystemSources.names.joined(separator: ", ")))")
         }
         if maxHeld < 1 { throw ValidationError("--max-held must be 1 or more") }
+        if maxSubscriptions < 1 { throw ValidationError("--max-subscriptions must be 1 or more") }
     }
 
     func run() async throws {
         let level = logLevel
         let logger = Logger(label: "notifybusd") { _ in StandardErrorLogHandler(program: "notifybusd", logLevel: level) }
+        raiseDescriptorLimit(logger: logger)
+        // A large call (up to what the bus passes, refused unread past 128 KiB) or reply is a
+        // mapping of its own, given back when freed: receiving one peaks at twice its size.
+        HeapMemory.mapBlocks(ofAtLeast: 128 << 10)
         let daemon = NotifyBusDaemon(configuration: .init(
             sessionBus: sessionBus.map(DBusAddress.address) ?? .session,
             sources: SystemSources.Options(
                 systemBus: systemBus.map(SourceBusAddress.address) ?? .system,
                 sessionBus: sessionBus.map(SourceBusAddress.address) ?? .session,
                 only: onlySources, except: exceptSources, logger: logger),
-            maximumHeld: maxHeld, logger: logger))
+            maximumHeld: maxHeld, maximumSubscriptions: maxSubscriptions, logger: logger))
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: daemon)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
@@ -78,5 +89,22 @@ struct NotifyBusd: AsyncParsableCommand {
         }
     }
 }
+
+/// Raises the soft limit of open files to the hard limit: every followed cgroup is an inotify
+/// watch and every source a descriptor or more, and the soft limit (often 1,024) is a bound no
+/// client should be able to reach for the others.
+private func raiseDescriptorLimit(logger: Logger) {
+    var limit = rlimit()
+    guard getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0 else { return }
+    guard limit.rlim_cur < limit.rlim_max else { return }
+    let soft = limit.rlim_cur
+    limit.rlim_cur = limit.rlim_max
+    if setrlimit(RLIMIT_NOFILE_VALUE, &limit) != 0 {
+        logger.warning("cannot raise the limit of open files from \(soft) to \(limit.rlim_max): errno \(errno)")
+    }
+}
+
+/// `RLIMIT_NOFILE` as `getrlimit` and `setrlimit` take it (an enum type in Glibc's import).
+private let RLIMIT_NOFILE_VALUE = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
