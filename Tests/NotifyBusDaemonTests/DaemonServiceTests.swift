@@ -110,7 +110,7 @@ struct DaemonServiceTests {
         let xml = try await other.call(destination: busName, path: objectPath, interface: "org.freedesktop.DBus.Introspectable", member: "Introspect")
         #expect(xml.first?.stringValue?.contains("org.notifybus.Subscription1") == true)
         let version = try await other.property(destination: busName, path: busPath, interface: busInterface, name: "Version")
-        #expect(version == .uint32(1))
+        #expect(version == .uint32(2))
         // The subscription is untouched: live events still arrive.
         try await bed.setConnectivity(2)
         #expect(bed.lines(of: client, until: isNotification("network/connectivity", "portal")) != nil)

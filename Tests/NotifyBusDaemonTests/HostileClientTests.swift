@@ -203,9 +203,7 @@ func subscriptionNodes(_ bed: DaemonBed) async throws -> [String] {
 
 /// The `name`s of the `<node name="…"/>` children in introspection XML.
 func childNodes(_ xml: String) -> [String] {
-    xml.split(separator: "<node").dropFirst().compactMap { part in
-        guard let quote = part.firstIndex(of: "\""), part[part.startIndex..<quote].contains("name=") else { return nil }
-        let rest = part[part.index(after: quote)...]
-        return rest.firstIndex(of: "\"").map { String(rest[..<$0]) }
+    xml.split(separator: "<node name=\"").dropFirst().compactMap { part in
+        part.firstIndex(of: "\"").map { String(part[..<$0]) }
     }
 }
