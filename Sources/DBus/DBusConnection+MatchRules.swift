@@ -42,3 +42,9 @@ extension DBusConnection {
         }
     }
 }
+
+extension DBusConnection {
+    /// How many match rules the connection keeps on the bus: one per signal subscription, and
+    /// one per followed name's owner.
+    public var matchRuleCount: Int { subscriptions.count + nameWatches.count }
+}
