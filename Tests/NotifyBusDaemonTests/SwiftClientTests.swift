@@ -49,6 +49,18 @@ struct SwiftClientTests {
         let flushedNotification = try #require(await events.next()?.notification)
         #expect(flushedNotification.value == "limited" && flushedNotification.coalesced == 2)
         #expect(flushedNotification.kind == .flushed && flushedNotification.previous == "none")
+        // The times of the first and last events it stands for come from the daemon.
+        #expect(flushedNotification.firstEventTime < flushedNotification.lastEventTime)
+        #expect(flushedNotification.lastEventTime < flushedNotification.time)
+
+        // Resync on request: a mark, then every current value.
+        subscription.resync()
+        guard case .resync(_, .requested)? = await events.next() else {
+            Issue.record("no resync mark")
+            return
+        }
+        let current = try #require(await events.next()?.notification)
+        #expect(current.value == "limited" && current.kind == .resync && current.coalesced == 0)
 
         subscription.cancel()
         #expect(await events.next() == nil)
