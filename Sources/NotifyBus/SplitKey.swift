@@ -45,14 +45,10 @@ struct SplitKey {
         (i == 0 ? 0 : Int(ends[i &- 1]) &+ 1)..<Int(ends[i])
     }
 
-    /// The segments as substrings of the key.
-    func segments() -> [Substring] {
-        let utf8 = text.utf8
-        return (0..<segmentCount).map { i in
-            let range = range(ofSegment: i)
-            let start = utf8.index(utf8.startIndex, offsetBy: range.lowerBound)
-            let end = utf8.index(start, offsetBy: range.count)
-            return text[start..<end]
-        }
+    /// Calls `body` with the key's UTF-8.
+    @inline(__always)
+    func withBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        var text = self.text
+        return text.withUTF8(body)
     }
 }

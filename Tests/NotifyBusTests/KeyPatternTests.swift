@@ -21,11 +21,11 @@ import Testing
     }
 
     /// Key and pattern segments to draw from: wildcards, empty segments, look-alikes, canonically
-    /// equivalent spellings, and characters that join a `/` into one `Character` (a combining mark
-    /// after it, a prepended mark before it), which do not split.
+    /// equivalent spellings, and characters that join a `/` into one `Character` (a combining mark,
+    /// a joiner or a spacing mark after it, a prepended mark before it), which do not split.
     static let pieces = [
         "a", "b", "ab", "", "*", "**", "*", "**", "x*", "*x", "***", "\u{E9}", "e\u{301}", "\u{212A}", "K",
-        "\u{FC}ber", "\u{301}", "\u{600}", "\u{1F600}",
+        "\u{FC}ber", "\u{301}", "\u{600}", "\u{1F600}", "\u{200D}", "\u{903}", "\u{1F1E6}", "\r", ";", "\u{37E}", "`", "\u{1FEF}",
     ]
 
     static func randomText(_ rng: inout SeededRandom, segments: ClosedRange<Int>) -> String {
