@@ -23,10 +23,12 @@ public struct KeyPattern: Sendable, Hashable, CustomStringConvertible, Expressib
 
     /// Reads a pattern. Every string is a valid pattern.
     public init(_ text: String) {
-        self.text = text
         var copy = text
-        let ascii = copy.utf8.allSatisfy { $0 < 0x80 }
-        let counts = copy.withUTF8 { PatternBytes(bytes: $0, isASCII: ascii).segmentCounts() }
+        let (ascii, counts) = copy.withUTF8 { bytes in
+            let ascii = UTF8Scan.isASCII(bytes)
+            return (ascii, ascii ? UTF8Scan.asciiSegmentCounts(bytes) : PatternBytes(bytes: bytes, isASCII: false).segmentCounts())
+        }
+        self.text = copy
         self.fixedSegmentCount = counts.fixed
         self.hasAnyRun = counts.hasAny
         self.isASCII = ascii
@@ -51,14 +53,19 @@ public struct KeyPattern: Sendable, Hashable, CustomStringConvertible, Expressib
     /// a leading or trailing `/`, or `//`. The message names the pattern.
     public static func emptySegmentProblem(in text: String) -> String? {
         // Split as matching splits it, so what is refused is what would match an empty key segment.
-        let segments = SplitKey(text)
-        guard let first = (0..<segments.segmentCount).first(where: { segments.range(ofSegment: $0).isEmpty }) else {
-            return nil
+        var copy = text
+        let empty = copy.withUTF8 { bytes -> (first: Int, segments: Int)? in
+            if UTF8Scan.isASCII(bytes) { return UTF8Scan.asciiEmptySegment(bytes) }
+            let split = SplitKey(text)
+            var first = 0
+            while first < split.segmentCount, !split.range(ofSegment: first).isEmpty { first &+= 1 }
+            return first < split.segmentCount ? (first, split.segmentCount) : nil
         }
+        guard let (first, segments) = empty else { return nil }
         let problem =
-            if segments.segmentCount == 1 { "is empty" }
+            if segments == 1 { "is empty" }
             else if first == 0 { "starts with \"/\" (an empty first segment)" }
-            else if first < segments.segmentCount - 1 { "has \"//\" (an empty segment)" }
+            else if first < segments - 1 { "has \"//\" (an empty segment)" }
             else { "ends with \"/\" (an empty last segment)" }
         return "pattern \(text.debugDescription) \(problem)"
     }

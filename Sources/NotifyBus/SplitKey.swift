@@ -13,19 +13,16 @@ struct SplitKey {
     let isASCII: Bool
 
     init(_ text: String) {
-        self.text = text
+        var copy = text
         var ends: [UInt32] = []
-        var ascii = true
-        var offset: UInt32 = 0
-        for byte in text.utf8 {
-            if byte == UInt8(ascii: "/") { ends.append(offset) }
-            if byte >= 0x80 { ascii = false }
-            offset &+= 1
+        let ascii = copy.withUTF8 { bytes in
+            guard UTF8Scan.isASCII(bytes) else { return false }
+            UTF8Scan.slashes(bytes, into: &ends)
+            ends.append(UInt32(truncatingIfNeeded: bytes.count))
+            return true
         }
-        if ascii {
-            ends.append(offset)
-        } else {
-            ends.removeAll(keepingCapacity: true)
+        self.text = copy
+        if !ascii {
             let utf8 = text.utf8
             for segment in text.split(separator: "/", omittingEmptySubsequences: false) {
                 ends.append(UInt32(truncatingIfNeeded: utf8.distance(from: utf8.startIndex, to: segment.endIndex)))

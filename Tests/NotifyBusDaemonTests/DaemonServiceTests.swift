@@ -200,7 +200,7 @@ struct DaemonServiceTests {
     @Test func theNameIsOwnedOnceAndSIGTERMExitsZero() async throws {
         let bed = try await DaemonBed()
         let second = try Spawned(
-            Paths.executable("notifybusd"),
+            Paths.notifybusd,
             ["--session-bus", bed.session.address, "--system-bus", bed.system.address, "--source", "network"],
             environment: bed.session.environment(), log: "\(bed.session.directory)/second.log")
         #expect(await second.exit(within: .seconds(20)).flatMap(exitStatus(ofWaitStatus:)) == 1)

@@ -36,7 +36,7 @@ public final class DaemonBed: Sendable {
             arguments: [.string("org.freedesktop.NetworkManager"), .string("Metered"), .variant(.uint32(2))])
         log = "\(session.directory)/notifybusd.log"
         daemon = try Spawned(
-            Paths.executable("notifybusd"),
+            Paths.notifybusd,
             ["--session-bus", session.address, "--system-bus", system.address, "--source", "network"] + arguments,
             environment: session.environment(), log: log)
         let daemon = self.daemon

@@ -28,6 +28,14 @@ public enum Paths {
         buildDirectory + "/" + name
     }
 
+    /// The `notifybusd` the daemon's tests run: `$NOTIFYBUS_TEST_NOTIFYBUSD` when set (scripts/test
+    /// sets it to a release build, the daemon users run, so that the bounds of answer time under a
+    /// flood are the product's), else the one built beside the test bundle.
+    public static let notifybusd: String = {
+        if let path = getenv("NOTIFYBUS_TEST_NOTIFYBUSD").map({ String(cString: $0) }), !path.isEmpty { return path }
+        return executable("notifybusd")
+    }()
+
     /// umockdev's preload library, by its soname (found through the loader's path).
     public static let preload = "libumockdev-preload.so.0"
 }
