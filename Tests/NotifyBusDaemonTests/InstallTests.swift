@@ -41,7 +41,7 @@ struct InstallTests {
         let version = try await client.property(
             destination: "org.notifybus.Bus1", path: "/org/notifybus/Bus1", interface: "org.notifybus.Bus1", name: "Version",
             timeout: .seconds(30))
-        #expect(version == .uint32(1))
+        #expect(version == .uint32(2))
         let owner = try await client.call(destination: .bus, path: .bus, interface: .bus, member: "GetNameOwner", arguments: [.string("org.notifybus.Bus1")])
         let pid = try await client.call(destination: .bus, path: .bus, interface: .bus, member: "GetConnectionUnixProcessID", arguments: owner)
         if case .uint32(let daemon)? = pid.first { kill(pid_t(daemon), SIGTERM) }
