@@ -14,13 +14,15 @@ let package = Package(
     targets: [
         // libFuzzer's driver entry point (declared only; `-sanitize=fuzzer` links it).
         .systemLibrary(name: "CLibFuzzer", path: "Sources/CLibFuzzer"),
+        // What every harness shares: reporting a broken property, replaying files without libFuzzer.
+        .target(name: "FuzzSupport", path: "Sources/FuzzSupport"),
         // Event logs, whole files: read (strict and skipping bad lines), then replayed.
         .executableTarget(
             name: "FuzzEventLog",
             dependencies: [
                 .product(name: "NotifyBus", package: "NotifyBus"),
                 .product(name: "NotifyBusLog", package: "NotifyBus"),
-                "CLibFuzzer",
+                "CLibFuzzer", "FuzzSupport",
             ],
             path: "Sources/FuzzEventLog",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
@@ -28,7 +30,7 @@ let package = Package(
         // JSON text: parsed, printed and parsed again.
         .executableTarget(
             name: "FuzzJSONValue",
-            dependencies: [.product(name: "NotifyBus", package: "NotifyBus"), "CLibFuzzer"],
+            dependencies: [.product(name: "NotifyBus", package: "NotifyBus"), "CLibFuzzer", "FuzzSupport"],
             path: "Sources/FuzzJSONValue",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),
@@ -36,7 +38,7 @@ let package = Package(
         // marshalled and read again.
         .executableTarget(
             name: "FuzzDBusMessage",
-            dependencies: [.product(name: "DBus", package: "NotifyBus"), "CLibFuzzer"],
+            dependencies: [.product(name: "DBus", package: "NotifyBus"), "CLibFuzzer", "FuzzSupport"],
             path: "Sources/FuzzDBusMessage",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),
@@ -45,7 +47,7 @@ let package = Package(
         // stranger reaching a subscription, no handler handed arguments of another signature.
         .executableTarget(
             name: "FuzzDBusDispatch",
-            dependencies: [.product(name: "DBus", package: "NotifyBus"), "CLibFuzzer"],
+            dependencies: [.product(name: "DBus", package: "NotifyBus"), "CLibFuzzer", "FuzzSupport"],
             path: "Sources/FuzzDBusDispatch",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),

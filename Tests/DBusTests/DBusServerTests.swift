@@ -20,18 +20,12 @@ private final class Server: Sendable {
         let allowed = Mutex<BusName?>(nil)
     }
 
-    let loop: EventLoopThread
-    let key = LoopLocalKey<DBusConnection>()
+    let link: LoopConnection
     let shared = Shared()
 
     init(bus: PrivateBus) async throws {
-        loop = try EventLoopThread(name: "server-test")
-        let key = self.key
         let shared = self.shared
-        let address = bus.dbusAddress
-        try await loop.submit { context in
-            let connection = DBusConnection(address: address, context: context)
-            context[local: key] = connection
+        link = try await LoopConnection(bus: bus) { connection in
             let interface = DBusInterface(
                 name: calcInterface,
                 methods: [
@@ -56,27 +50,18 @@ private final class Server: Sendable {
                     ? nil : DBusError(name: DBusError.Name.accessDenied, message: "not yours")
             }
             try? connection.export(object)
-            connection.connect()
         }
     }
 
     func connection<R: Sendable>(_ body: @escaping @Sendable (DBusConnection) -> R) async throws -> R {
-        let key = self.key
-        return try await loop.submit { context in body(context[local: key]!) }
+        try await link.run(body)
     }
 
     /// Runs `body` with the connection on its loop and awaits what it hands `done`.
     func await<R: Sendable>(
         _ body: @escaping @Sendable (DBusConnection, @escaping @Sendable (Result<R, DBusError>) -> Void) -> Void
     ) async throws -> R {
-        let key = self.key
-        return try await withCheckedThrowingContinuation { continuation in
-            do {
-                try loop.execute { context in body(context[local: key]!) { continuation.resume(with: $0) } }
-            } catch {
-                continuation.resume(throwing: error)
-            }
-        }
+        try await link.await(body)
     }
 
     func requestName() async throws -> DBusConnection.NameRequestResult {
@@ -84,9 +69,7 @@ private final class Server: Sendable {
     }
 
     func close() async {
-        let key = self.key
-        _ = try? await loop.submit { context in context[local: key]?.close() }
-        await loop.shutdown()
+        await link.close()
     }
 }
 

@@ -1,4 +1,5 @@
 import CLibFuzzer
+import FuzzSupport
 import DBus
 
 #if canImport(Glibc)
@@ -165,18 +166,6 @@ func sameBits(_ a: DBusValue, _ b: DBusValue) -> Bool {
     }
 }
 
-/// Reports a broken property the way libFuzzer records a crash: a message, then SIGABRT.
-func violated(_ message: String) -> Never {
-    printError("FuzzDBusDispatch: \(message)")
-    abort()
-}
-
-/// Writes a line to standard error.
-func printError(_ message: String) {
-    let bytes = Array((message + "\n").utf8)
-    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-}
-
 #if NOTIFYBUS_LIBFUZZER
 /// The input function libFuzzer calls with each input.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -196,25 +185,9 @@ public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutableP
 #else
 /// Runs the harness once per file named on the command line.
 @main struct FuzzDBusDispatchFiles {
-    static func main() {
-        for path in CommandLine.arguments.dropFirst() {
-            guard let bytes = readFile(path) else { violated("cannot read \(path)") }
-            bytes.withUnsafeBufferPointer(fuzzDBusDispatch)
-            print("\(path): ok")
-        }
-    }
-}
-
-func readFile(_ path: String) -> [UInt8]? {
-    guard let file = fopen(path, "rb") else { return nil }
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = fread(&buffer, 1, buffer.count, file)
-        if n <= 0 { break }
-        bytes += buffer[0..<n]
-    }
-    return bytes
+    static func main() { replayFiles("FuzzDBusDispatch", fuzzDBusDispatch) }
 }
 #endif
+
+/// Reports a broken property of this harness (see `FuzzSupport.violated`).
+func violated(_ message: String) -> Never { violated("FuzzDBusDispatch", message) }

@@ -1,4 +1,5 @@
 import CLibFuzzer
+import FuzzSupport
 import NotifyBus
 import NotifyBusLog
 
@@ -48,34 +49,6 @@ public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutableP
 #else
 /// Runs the harness once per file named on the command line.
 @main struct FuzzEventLogFiles {
-    static func main() {
-        for path in CommandLine.arguments.dropFirst() {
-            guard let bytes = readFile(path) else {
-                printError("FuzzEventLog: cannot read \(path)")
-                exit(1)
-            }
-            bytes.withUnsafeBufferPointer(fuzzEventLog)
-            print("\(path): ok")
-        }
-    }
-}
-
-/// Writes a line to standard error.
-func printError(_ message: String) {
-    let bytes = Array((message + "\n").utf8)
-    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-}
-
-func readFile(_ path: String) -> [UInt8]? {
-    guard let file = fopen(path, "rb") else { return nil }
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = fread(&buffer, 1, buffer.count, file)
-        if n <= 0 { break }
-        bytes += buffer[0..<n]
-    }
-    return bytes
+    static func main() { replayFiles("FuzzEventLog", fuzzEventLog) }
 }
 #endif

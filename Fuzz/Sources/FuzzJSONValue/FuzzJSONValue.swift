@@ -1,4 +1,5 @@
 import CLibFuzzer
+import FuzzSupport
 import NotifyBus
 
 #if canImport(Glibc)
@@ -16,18 +17,6 @@ func fuzzJSONValue(_ bytes: UnsafeBufferPointer<UInt8>) {
     guard let again = try? JSONValue(parsing: text) else { violated("printed text does not parse: \(text)") }
     guard again == value, again.hashValue == value.hashValue else { violated("round trip changed the value: \(text)") }
     guard again.jsonText == text else { violated("printing is not stable: \(text) then \(again.jsonText)") }
-}
-
-/// Reports a broken property the way libFuzzer records a crash: a message, then SIGABRT.
-func violated(_ message: String) -> Never {
-    printError("FuzzJSONValue: \(message)")
-    abort()
-}
-
-/// Writes a line to standard error.
-func printError(_ message: String) {
-    let bytes = Array((message + "\n").utf8)
-    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
 }
 
 #if NOTIFYBUS_LIBFUZZER
@@ -49,25 +38,9 @@ public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutableP
 #else
 /// Runs the harness once per file named on the command line.
 @main struct FuzzJSONValueFiles {
-    static func main() {
-        for path in CommandLine.arguments.dropFirst() {
-            guard let bytes = readFile(path) else { violated("cannot read \(path)") }
-            bytes.withUnsafeBufferPointer(fuzzJSONValue)
-            print("\(path): ok")
-        }
-    }
-}
-
-func readFile(_ path: String) -> [UInt8]? {
-    guard let file = fopen(path, "rb") else { return nil }
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = fread(&buffer, 1, buffer.count, file)
-        if n <= 0 { break }
-        bytes += buffer[0..<n]
-    }
-    return bytes
+    static func main() { replayFiles("FuzzJSONValue", fuzzJSONValue) }
 }
 #endif
+
+/// Reports a broken property of this harness (see `FuzzSupport.violated`).
+func violated(_ message: String) -> Never { violated("FuzzJSONValue", message) }
