@@ -206,7 +206,7 @@ public final class DBusMessage {
 
     // MARK: Writing
 
-    private static func write(_ value: DBusValue, to iter: inout DBusMessageIter) throws(DBusError) {
+    static func write(_ value: DBusValue, to iter: inout DBusMessageIter) throws(DBusError) {
         let ok: Bool
         switch value {
         case .byte(let v): ok = appendBasic(&iter, NOTIFYBUS_DBUS_TYPE_BYTE, v)
@@ -260,7 +260,7 @@ public final class DBusMessage {
     }
 
     /// Opens a container, fills it, closes it (or abandons it when filling fails).
-    private static func container(
+    static func container(
         _ iter: inout DBusMessageIter, _ type: Int32, _ signature: String?,
         _ fill: (inout DBusMessageIter) throws(DBusError) -> Void
     ) throws(DBusError) -> Bool {

@@ -23,11 +23,11 @@ extension BusService {
         guard !events.isEmpty, let record = live[number] else { return }
         live[number]?.nextSeq = record.nextSeq &+ UInt64(events.count)
         let path = BusInterface.subscriptionPath(number)
-        for argument in EventElements.signalArguments(events, firstSeq: record.nextSeq, origin: origin) {
+        for elements in EventElements.signals(events, firstSeq: record.nextSeq, origin: origin) {
             do {
                 try connection.emitSignal(
                     path: path, interface: BusInterface.subscriptionInterface, member: BusInterface.eventsSignal,
-                    arguments: [argument], destination: record.owner)
+                    vardicts: elements, destination: record.owner)
             } catch {
                 logger.warning("could not send events", metadata: ["peer": "\(record.owner)", "error": "\(error)"])
                 return

@@ -6,11 +6,13 @@ import NotifyBus
 /// with it, and a client decodes them back into the same `SubscriptionEvent`s an in-process bus
 /// yields (see the DeliveryProtocol article of the NotifyBusDaemon documentation).
 public enum EventElements {
-    /// The element of `event`: `type`, `t` (seconds since the daemon started, from `event`'s
-    /// time), `time` (RFC 3339, `origin` being the wall-clock time of t = 0), `seq`, and the fields
-    /// of its type; a notification has `kind`, `first` and `last` too.
-    public static func encode(_ event: SubscriptionEvent, seq: UInt64, origin: WallTime) -> DBusValue {
+    /// The fields of `event`'s element: `type`, `t` (seconds since the daemon started, from
+    /// `event`'s time), `time` (RFC 3339, `origin` being the wall-clock time of t = 0), `seq`, and
+    /// the fields of its type; a notification has `kind`, `first` and `last` too. Every value is
+    /// basic (`s`, `d`, `u`, `t`).
+    public static func fields(of event: SubscriptionEvent, seq: UInt64, origin: WallTime) -> [(String, DBusValue)] {
         var fields: [(String, DBusValue)] = []
+        fields.reserveCapacity(11)
         func common(_ type: String, _ time: Duration) {
             fields.append(("type", .string(type)))
             fields.append(("t", .double(seconds(time))))
@@ -36,50 +38,64 @@ public enum EventElements {
             common("resync", time)
             fields.append(("reason", .string(reason.rawValue)))
         }
-        return .vardict(fields)
+        return fields
     }
 
-    /// The arguments of the `Events` signals that carry `events`, numbered from `firstSeq`: one
-    /// signal, or where they would pass `maximumBytes` marshalled, consecutive signals of at most
-    /// that many bytes each, in order. An event too large for a signal of its own is sent alone.
-    public static func signalArguments(
+    /// The element of `event` (its `fields(of:seq:origin:)` as an `a{sv}`).
+    public static func encode(_ event: SubscriptionEvent, seq: UInt64, origin: WallTime) -> DBusValue {
+        .vardict(fields(of: event, seq: seq, origin: origin))
+    }
+
+    /// The elements of the `Events` signals that carry `events`, numbered from `firstSeq`, as
+    /// fields: one signal, or where they would pass `maximumBytes` marshalled, consecutive signals
+    /// of at most that many bytes each, in order. An event too large for a signal of its own is
+    /// sent alone.
+    public static func signals(
         _ events: [SubscriptionEvent], firstSeq: UInt64, origin: WallTime,
         maximumBytes: Int = BusInterface.Limits.signalBytes
-    ) -> [DBusValue] {
+    ) -> [[[(String, DBusValue)]]] {
         // What a signal's header (path, interface, member, destination, sender, signature) and the
         // array's own length take, at most.
         let budget = maximumBytes - 1024
-        var signals: [DBusValue] = []
-        var elements: [DBusValue] = []
+        var signals: [[[(String, DBusValue)]]] = []
+        var elements: [[(String, DBusValue)]] = []
         var size = 0
         for (offset, event) in events.enumerated() {
-            let element = encode(event, seq: firstSeq &+ UInt64(offset), origin: origin)
+            let element = fields(of: event, seq: firstSeq &+ UInt64(offset), origin: origin)
             let elementSize = marshalledSize(element)
             if !elements.isEmpty, size + elementSize > budget {
-                signals.append(.array(elementSignature: "a{sv}", elements))
+                signals.append(elements)
                 elements = []
                 size = 0
             }
             elements.append(element)
             size += elementSize
         }
-        if !elements.isEmpty { signals.append(.array(elementSignature: "a{sv}", elements)) }
+        if !elements.isEmpty { signals.append(elements) }
         return signals
     }
 
-    /// An upper bound of the bytes `element` (an `a{sv}` of basic values) takes in a message:
-    /// its length and padding, and per entry the padding to 8, the key, the variant's signature,
-    /// the padding to its value and the value.
-    static func marshalledSize(_ element: DBusValue) -> Int {
-        guard case .dictionary(_, _, let entries) = element else { return 0 }
+    /// The arguments of the `Events` signals that carry `events` (see `signals(_:firstSeq:origin:maximumBytes:)`).
+    public static func signalArguments(
+        _ events: [SubscriptionEvent], firstSeq: UInt64, origin: WallTime,
+        maximumBytes: Int = BusInterface.Limits.signalBytes
+    ) -> [DBusValue] {
+        signals(events, firstSeq: firstSeq, origin: origin, maximumBytes: maximumBytes).map { elements in
+            .array(elementSignature: "a{sv}", elements.map { .vardict($0) })
+        }
+    }
+
+    /// An upper bound of the bytes an element of `fields` takes in a message: its length and
+    /// padding, and per entry the padding to 8, the key, the variant's signature, the padding to
+    /// its value and the value.
+    static func marshalledSize(_ fields: [(String, DBusValue)]) -> Int {
         var size = 8
-        for entry in entries {
-            let key = entry.key.stringValue?.utf8.count ?? 0
-            let value: Int = switch entry.value.unwrapped {
+        for (key, value) in fields {
+            let valueSize: Int = switch value {
             case .string(let text): 4 + text.utf8.count + 1
             default: 8
             }
-            size += 7 + 4 + key + 1 + 3 + 7 + value
+            size += 7 + 4 + key.utf8.count + 1 + 3 + 7 + valueSize
         }
         return size
     }
