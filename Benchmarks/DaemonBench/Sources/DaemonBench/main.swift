@@ -12,7 +12,8 @@ func ownExecutable() -> String {
 
 let usage = """
     usage: DaemonBench frozen|latency|fanout|idle --notifybusd PATH [options]
-           DaemonBench subscriber --address ADDR --kind raw|daemon [options]   (started by the others)
+           DaemonBench subscriber --address ADDR --kind raw|daemon|unicast [options]   (started by the others)
+           DaemonBench sender --address ADDR --destinations NAME,… [options]           (started by fanout)
     """
 
 do {
@@ -24,6 +25,7 @@ do {
     case "subscriber": try Subscriber(arguments: arguments).run()
     case "frozen": try FrozenBenchmark(arguments: arguments, executable: ownExecutable()).run()
     case "latency": try LatencyBenchmark(arguments: arguments, executable: ownExecutable()).run()
+    case "sender": try SignalSender(arguments: arguments).run()
     case "fanout": try FanOutBenchmark(arguments: arguments, executable: ownExecutable()).run()
     case "idle": try IdleBenchmark(arguments: arguments, executable: ownExecutable()).run()
     default: throw BenchError(usage)
