@@ -1,3 +1,5 @@
+import CDBusRaw
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,7 +9,8 @@ import Glibc
 /// like the daemon's `settings` source, and for each one it sends one unicast `Events` signal to
 /// every connection of `--destinations` (unique names, comma-separated): path
 /// `/org/notifybus/Bus1/subscription/<n>`, each message built and marshalled on its own
-/// (`dbus_message_new_signal`, `set_destination`, the iterators) with one element as notifybusd
+/// (`dbus_message_new_signal`, `set_destination`, libdbus's iterators straight from the values,
+/// as a C program would) with one element as notifybusd
 /// sends a live event: `type`, `t`, `time`, `seq` (per destination), `key`, `value` (JSON text),
 /// `coalesced`, `previous`, `kind`, `first`, `last`. The RFC 3339 time is written once per
 /// change. Then it flushes. It prints `ready` once its rule is in place; end of input ends it.
@@ -56,20 +59,65 @@ final class SignalSender {
         let value = "\(number)"
         let t = Double(monotonicNanoseconds() - started) / 1e9
         let time = Self.rfc3339Now()
+        let previous = previous[key]
         for (index, destination) in destinations.enumerated() {
-            var fields: [(String, Value)] = [
-                ("type", .string("notification")), ("t", .double(t)), ("time", .string(time)), ("seq", .uint64(seqs[index])),
-                ("key", .string(key)), ("value", .string(value)), ("coalesced", .uint32(1)),
-            ]
-            if let previous = previous[key] { fields.append(("previous", .string(previous))) }
-            fields += [("kind", .string("live")), ("first", .double(t)), ("last", .double(t))]
+            let message = Message(owning: dbus_message_new_signal(
+                "/org/notifybus/Bus1/subscription/\(index + 1)", "org.notifybus.Subscription1", "Events")!)
+            dbus_message_set_destination(message.handle, destination)
+            var top = DBusMessageIter()
+            var elements = DBusMessageIter()
+            var element = DBusMessageIter()
+            dbus_message_iter_init_append(message.handle, &top)
+            dbus_message_iter_open_container(&top, RAW_DBUS_TYPE_ARRAY, "a{sv}", &elements)
+            dbus_message_iter_open_container(&elements, RAW_DBUS_TYPE_ARRAY, "{sv}", &element)
+            Self.entry(&element, "type", string: "notification")
+            Self.entry(&element, "t", RAW_DBUS_TYPE_DOUBLE, "d", t)
+            Self.entry(&element, "time", string: time)
+            Self.entry(&element, "seq", RAW_DBUS_TYPE_UINT64, "t", seqs[index])
+            Self.entry(&element, "key", string: key)
+            Self.entry(&element, "value", string: value)
+            Self.entry(&element, "coalesced", RAW_DBUS_TYPE_UINT32, "u", UInt32(1))
+            if let previous { Self.entry(&element, "previous", string: previous) }
+            Self.entry(&element, "kind", string: "live")
+            Self.entry(&element, "first", RAW_DBUS_TYPE_DOUBLE, "d", t)
+            Self.entry(&element, "last", RAW_DBUS_TYPE_DOUBLE, "d", t)
+            dbus_message_iter_close_container(&elements, &element)
+            dbus_message_iter_close_container(&top, &elements)
             seqs[index] += 1
-            connection.send(.unicastSignal(
-                path: "/org/notifybus/Bus1/subscription/\(index + 1)", interface: "org.notifybus.Subscription1",
-                member: "Events", destination: destination, [.array("a{sv}", [.vardict(fields)])]))
+            connection.send(message)
         }
-        previous[key] = value
+        self.previous[key] = value
         connection.flush()
+    }
+
+    /// Appends the entry `key` → a variant holding a string.
+    private static func entry(_ dictionary: inout DBusMessageIter, _ key: String, string: String) {
+        string.withCString { pointer in
+            var argument: UnsafePointer<CChar>? = pointer
+            entry(&dictionary, key, RAW_DBUS_TYPE_STRING, "s", &argument)
+        }
+    }
+
+    /// Appends the entry `key` → a variant holding `value`, of D-Bus type `type` (`signature`).
+    private static func entry<T>(_ dictionary: inout DBusMessageIter, _ key: String, _ type: Int32, _ signature: String, _ value: T) {
+        var value = value
+        entry(&dictionary, key, type, signature, &value)
+    }
+
+    private static func entry<T>(
+        _ dictionary: inout DBusMessageIter, _ key: String, _ type: Int32, _ signature: String, _ value: inout T
+    ) {
+        var pair = DBusMessageIter()
+        var variant = DBusMessageIter()
+        dbus_message_iter_open_container(&dictionary, RAW_DBUS_TYPE_DICT_ENTRY, nil, &pair)
+        key.withCString { pointer in
+            var argument: UnsafePointer<CChar>? = pointer
+            _ = dbus_message_iter_append_basic(&pair, RAW_DBUS_TYPE_STRING, &argument)
+        }
+        dbus_message_iter_open_container(&pair, RAW_DBUS_TYPE_VARIANT, signature, &variant)
+        _ = withUnsafeMutablePointer(to: &value) { dbus_message_iter_append_basic(&variant, type, $0) }
+        dbus_message_iter_close_container(&pair, &variant)
+        dbus_message_iter_close_container(&dictionary, &pair)
     }
 
     /// The wall-clock time now as notifybusd writes `time`: `YYYY-MM-DDTHH:MM:SS.mmmZ`.
