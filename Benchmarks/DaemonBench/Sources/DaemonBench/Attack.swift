@@ -1,7 +1,7 @@
 /// One attack of CONTRACT §5.4 as `DaemonBench attacks` runs it: what the `Attacker` process
 /// does, and the bus it runs on.
 struct Attack {
-    /// Its letter in the brief's list (`a` to `g`), for `--only`.
+    /// Its letter (`a` to `g` as the brief lists them, then `h`), for `--only`.
     let letter: Character
     /// What it is, for the tables.
     let title: String
@@ -16,6 +16,9 @@ struct Attack {
     /// Entries the daemon holds for it during the measurement (suspended subscriptions × keys),
     /// which §5.4's memory bound allows beyond its 32 MiB.
     var heldEntries = 0
+    /// Measures for the whole of `seconds` (the benchmark's bound) whatever the number of signals:
+    /// for an attack whose effect comes and goes.
+    var measuresWholeWindow = false
 
     /// The attacks of §5.4, in the brief's order. `sleeperQueue` is the bus's `max_outgoing_bytes`
     /// for attack f (0: dbus-daemon's default, 127 MiB).
@@ -40,6 +43,10 @@ struct Attack {
             Attack(
                 letter: "g", title: "a stopped subscriber (SIGSTOP): 4 connections × 64 subscriptions to `settings/**`",
                 kind: .stopped, heldEntries: 256),
+            Attack(
+                letter: "h",
+                title: "(beyond the brief's list) b's 30 MB bodies, and behind them, over and over, 4 new connections each sending 64 `Subscribe` of 64 × 1024-byte patterns at once",
+                kind: .burst, measuresWholeWindow: true),
         ]
     }
 }

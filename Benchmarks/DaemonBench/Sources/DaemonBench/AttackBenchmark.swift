@@ -6,15 +6,17 @@ import Glibc
 /// `LatencyBenchmark` measures it: a portal `SettingChanged` carrying its send time → the
 /// subscriber process has decoded the value from its `Events`; the next signal leaves once it
 /// has), with no attacker and then under each attack of CONTRACT §5.4 (`Attack.all`), each run by
-/// an `Attacker` process at full speed for the whole measurement; and the daemon's memory.
+/// an `Attacker` process at full speed for the whole measurement; the daemon's memory; and the
+/// answer times of another client's `Get Version` (`VersionProbe`, every 10 ms throughout).
 ///
 /// Each attack gets a fresh bus and daemon (`Testbed`) and one subscriber (`settings/bench/**`).
 /// First `signals` signals with no attacker (after `warmup`), then the daemon's idle size (the
 /// least `VmRSS` of 5 readings over 250 ms), then the attacker starts (`stopped`: SIGSTOP once it
 /// has subscribed; `sleeper`: the events that fill its queue), `settle` ms later the daemon's peak
 /// (`VmHWM`) is reset (`/proc/PID/clear_refs`), and `signals` more are measured under attack, for
-/// at most `seconds`. Then the peak, whether the daemon still answers `Get Version`, the
-/// attacker's report, and the daemon's size a second after the attacker left.
+/// at most `seconds` (all of `seconds` for an attack that `measuresWholeWindow`), with the CPU
+/// time of every process in that window. Then the peak, whether the daemon still answers `Get
+/// Version`, the attacker's report, the daemon's size a second after the attacker left, and its log.
 ///
 /// Goals (DESIGN.md): p99 under attack ≤ 2× the p99 with no attacker (all the daemons' runs with
 /// no attacker pooled; each daemon's own is shown beside it), and peak ≤ idle + 32 MiB + twice
@@ -36,7 +38,7 @@ struct AttackBenchmark {
         seconds = arguments.integer("seconds", default: 30)
         settle = arguments.integer("settle", default: 300)
         let all = Attack.all(sleeperQueue: arguments.integer("sleeper-queue", default: 65_536))
-        let only = arguments.string("only", default: "abcdefg")
+        let only = arguments.string("only", default: "abcdefgh")
         attacks = all.filter { only.contains($0.letter) }
     }
 
@@ -53,6 +55,13 @@ struct AttackBenchmark {
         var answersVersion = false
         /// `report` words of the attacker: sent, answered, Events received, answers by name.
         var report: [String] = []
+        /// CPU time in the measured window of notifybusd, dbus-daemon, the attacker and the
+        /// subscriber (all threads), in nanoseconds.
+        var cpu: [Int64] = [0, 0, 0, 0]
+        /// Another client's `Get Version` calls with no attacker and in the measured window: calls,
+        /// failed, p50, p99 and slowest (ns), as `VersionProbe` reports them.
+        var probeQuiet: [Int64] = []
+        var probeAttacked: [Int64] = []
         /// What notifybusd logged from the attacker's start until a second after it left.
         var log: [Substring] = []
     }
@@ -80,9 +89,17 @@ struct AttackBenchmark {
         let subscriber = try testbed.subscriber(
             executable, kind: .daemon, name: "subscriber", ["--report", "each", "--namespace", "bench"])
         defer { subscriber.terminate() }
+        let probe = try ChildProcess(
+            [executable, "probe", "--address", testbed.address], standardError: "\(testbed.directory)/probe.log")
+        defer { probe.terminate() }
+        guard probe.readLine(timeoutMilliseconds: 20_000, meanwhile: testbed.portal.serve) == "ready" else {
+            throw BenchError("the Version probe did not start: \(readText("\(testbed.directory)/probe.log") ?? "")")
+        }
         usleep(100_000)
         var outcome = Outcome()
+        _ = probeReport(probe, testbed)
         outcome.quiet = try pings(testbed, subscriber, count: signals)
+        outcome.probeQuiet = probeReport(probe, testbed)
         outcome.idle = settledResident(pid)
 
         let daemonLog = "\(testbed.directory)/notifybusd.log"
@@ -114,12 +131,18 @@ struct AttackBenchmark {
             usleep(10_000)
         }
         outcome.peakReset = ProcessStats.resetPeakResident(of: pid)
+        _ = probeReport(probe, testbed)
+        let processes = [pid, testbed.busDaemonPID, attacker.pid, subscriber.pid]
+        let cpuBefore = processes.map(ProcessStats.cpuNanoseconds(of:))
         let started = monotonicNanoseconds()
         var sampled: Int64 = 0
-        outcome.attacked = try pings(testbed, subscriber, count: signals, deadline: started + Int64(seconds) * 1_000_000_000) {
+        let count = attack.measuresWholeWindow ? Int.max - warmup : signals
+        outcome.attacked = try pings(testbed, subscriber, count: count, deadline: started + Int64(seconds) * 1_000_000_000) {
             sampled = max(sampled, ProcessStats.statusKiB("VmRSS", of: pid))
         }
         outcome.window = monotonicNanoseconds() - started
+        outcome.cpu = zip(processes.map(ProcessStats.cpuNanoseconds(of:)), cpuBefore).map { $0 - $1 }
+        outcome.probeAttacked = probeReport(probe, testbed)
         outcome.peak = max(outcome.peakReset ? ProcessStats.statusKiB("VmHWM", of: pid) : 0, sampled)
         outcome.answersVersion = answersVersion(testbed)
 
@@ -159,6 +182,16 @@ struct AttackBenchmark {
             testbed.portal.serve()
         }
         return samples
+    }
+
+    /// The probe's samples since its last report (see `Outcome.probeQuiet`); empty when it does
+    /// not report within 30 s.
+    private func probeReport(_ probe: ChildProcess, _ testbed: Testbed) -> [Int64] {
+        probe.send("report")
+        guard let line = probe.readLine(timeoutMilliseconds: 30_000, meanwhile: testbed.portal.serve), line.hasPrefix("probe ") else {
+            return []
+        }
+        return line.split(separator: " ").dropFirst().compactMap { Int64($0) }
     }
 
     /// The daemon's resident size once settled: the least `VmRSS` of 5 readings over 250 ms, in KiB.

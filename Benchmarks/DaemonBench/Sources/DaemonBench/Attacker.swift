@@ -9,20 +9,23 @@ import Glibc
 /// next one leaves as soon as an answer comes) until `stop`; then it prints one line:
 /// `report <sent> <answered> <Events received> <answers by name, name=count,…>`.
 ///
-/// The kinds (what `AttackBenchmark` names a to g):
+/// The kinds (what `AttackBenchmark` names a to h):
 /// - `snapshot`: `Snapshot` of 1,000,000 one-letter patterns (an 8 MB body), 2 in flight;
 /// - `body`: a 30 MB `ay` to `/org/notifybus/Bus1/no/such/object`, 2 in flight;
-/// - `patterns`: 64 subscriptions of 64 patterns of 1024 bytes (`a/a/…/a` and a distinct tail),
-///   then, 4 pairs in flight, the oldest cancelled and a new one made (so it always holds 64);
+/// - `patterns`: from a connection that has not subscribed yet, 64 `Subscribe` of 64 patterns of
+///   1024 bytes each (`a/a/…/a` and a distinct tail) sent at once, then, 4 pairs in flight, the
+///   oldest cancelled and a new one made (so it holds 64);
 /// - `pairs`: `Subscribe(["settings/**"])` and, on each reply, `Cancel` of it; 32 in flight;
 /// - `mixed`: in turn a valid `Subscribe` (cancelled on its reply), `Subscribe` with a wrong
 ///   signature (`s`), `Subscribe` of one 200,000-byte pattern (past 128 KiB), `Snapshot` at the
 ///   limits (64 patterns of 1024 bytes), `Cancel` of a subscription that does not exist; 64 in flight;
 /// - `sleeper`: `--subscriptions` subscriptions to `settings/**`, then it never reads its socket;
 /// - `stopped`: 4 connections of 64 subscriptions each to `settings/**` (the most one process
-///   may hold), which it reads; the benchmark stops it with SIGSTOP.
+///   may hold), which it reads; the benchmark stops it with SIGSTOP;
+/// - `burst`: `body`'s 30 MB calls, and behind them, over and over, `--fresh` (4) new connections
+///   that each send 64 `Subscribe` of 64 patterns of 1024 bytes at once, closed once all are answered.
 final class Attacker {
-    enum Kind: String { case snapshot, body, patterns, pairs, mixed, sleeper, stopped }
+    enum Kind: String { case snapshot, body, patterns, pairs, mixed, sleeper, stopped, burst }
 
     /// What an outstanding call was, for what its answer leads to.
     private enum Purpose { case plain, subscribe, cancel }
@@ -32,6 +35,9 @@ final class Attacker {
     private static let subscriptionInterface = "org.notifybus.Subscription1"
 
     private let kind: Kind
+    private let address: String
+    /// How many new connections each burst opens (`burst`).
+    private let fresh: Int
     private let connections: [RawConnection]
     private var outstanding: [UInt32: Purpose] = [:]
     /// The subscriptions it holds, oldest first (`patterns`).
@@ -43,6 +49,10 @@ final class Attacker {
     private var turn = 0
     /// How many sets of long patterns were made (`patterns`), to make each set distinct.
     private var made = 0
+    /// Whether a `Cancel` goes before the next `Subscribe` (`patterns`, once it made 64).
+    private var cancelNext = true
+    /// The size of its largest message, in bytes.
+    private var largest = 0
     private var input: [UInt8] = []
     /// Lines of standard input not yet acted on.
     private var commands: [String] = []
@@ -51,18 +61,16 @@ final class Attacker {
 
     init(arguments: Arguments) throws(BenchError) {
         kind = try arguments.choice("kind", default: .mixed)
-        let address = arguments.string("address", default: "")
+        address = arguments.string("address", default: "")
+        fresh = max(1, arguments.integer("fresh", default: 4))
         var connections = [try RawConnection(address: address)]
         switch kind {
         case .snapshot:
             prepared = [.call(destination: Self.bus, path: Self.busPath, interface: Self.bus, member: "Snapshot", repeating: "a", count: 1_000_000)]
-        case .body:
+        case .body, .burst:
             prepared = [.call(
                 destination: Self.bus, path: Self.busPath + "/no/such/object", interface: Self.bus, member: "Subscribe",
                 zeroBytes: 30_000_000)]
-        case .patterns:
-            for number in 0..<64 { held.append(try Self.subscribe(Self.longPatterns(number), on: connections[0])) }
-            made = 64
         case .mixed:
             prepared = [
                 Self.call("Subscribe", [.string("settings/**")]),
@@ -76,24 +84,27 @@ final class Attacker {
             for connection in connections {
                 for _ in 0..<64 { _ = try Self.subscribe(["settings/**"], on: connection) }
             }
-        case .pairs:
+        case .pairs, .patterns:
             break
         }
         self.connections = connections
+        largest = kind == .patterns
+            ? Self.call("Subscribe", [.strings(Self.longPatterns(0)), .vardict([])]).size
+            : prepared.map(\.size).max() ?? 0
     }
 
     /// Prepares, attacks from `go` until `stop`, reports.
     func run() {
-        let largest = prepared.map(\.size).max() ?? 0
         emit("ready \(largest)")
         guard waitFor("go") else { return }
         switch kind {
         case .snapshot, .body: flood(window: 2)
-        case .patterns: flood(window: 8)
+        case .patterns: flood(window: 64)
         case .pairs: flood(window: 32)
         case .mixed: flood(window: 64)
         case .sleeper: _ = waitFor("stop")
         case .stopped: drain()
+        case .burst: burst()
         }
         let names = answers.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
         emit("report \(sent) \(answered) \(events) \(names.isEmpty ? "-" : names)")
@@ -101,17 +112,24 @@ final class Attacker {
 
     // MARK: The attacks
 
-    /// The next call of its kind and what it is.
-    private func next() -> (Message, Purpose) {
+    /// The next call of its kind and what it is; `nil` when it must wait for answers first.
+    private func next() -> (Message, Purpose)? {
         defer { turn += 1 }
         switch kind {
         case .snapshot, .body:
             return (prepared[0].copy(), .plain)
         case .patterns:
-            // A Cancel of the oldest, then a new subscription: never more than 64.
-            if turn % 2 == 0, let oldest = held.first {
-                held.removeFirst()
-                return (Self.cancel(oldest), .cancel)
+            // 64 at once; then a Cancel of the oldest before each new one, 4 pairs in flight at
+            // most, so that it never holds more than 64.
+            if made >= 64 {
+                guard outstanding.count < 8 else { return nil }
+                if cancelNext {
+                    guard let oldest = held.first else { return nil }
+                    held.removeFirst()
+                    cancelNext = false
+                    return (Self.cancel(oldest), .cancel)
+                }
+                cancelNext = true
             }
             made += 1
             return (Self.call("Subscribe", [.strings(Self.longPatterns(made)), .vardict([])]), .subscribe)
@@ -133,8 +151,7 @@ final class Attacker {
         var descriptors = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: connection.fileDescriptor, events: Int16(POLLIN), revents: 0)]
         while !commands.contains("stop") {
-            while outstanding.count < window {
-                let (message, purpose) = next()
+            while outstanding.count < window, let (message, purpose) = next() {
                 outstanding[connection.send(message)] = purpose
                 sent += 1
             }
@@ -154,6 +171,51 @@ final class Attacker {
                         outstanding[connection.send(Self.cancel(path))] = .cancel
                         sent += 1
                     }
+                }
+            }
+        }
+    }
+
+    /// `body`'s flood, 2 in flight on its connection, and a burst of `fresh` new connections, each
+    /// sending 64 `Subscribe` of 64 patterns of 1024 bytes at once; the next burst (new
+    /// connections again: the daemon has to identify each one) once every call of the last one
+    /// was answered.
+    private func burst() {
+        let body = connections[0]
+        var group: [(connection: RawConnection, waiting: Set<UInt32>)] = []
+        while !commands.contains("stop") {
+            while outstanding.count < 2 {
+                outstanding[body.send(prepared[0].copy())] = .plain
+                sent += 1
+            }
+            if group.allSatisfy({ $0.waiting.isEmpty }) {
+                group = []
+                for _ in 0..<fresh {
+                    guard let connection = try? RawConnection(address: address) else { return }
+                    var waiting = Set<UInt32>()
+                    for _ in 0..<64 {
+                        made += 1
+                        waiting.insert(connection.send(Self.call("Subscribe", [.strings(Self.longPatterns(made)), .vardict([])])))
+                    }
+                    sent += 64
+                    group.append((connection, waiting))
+                }
+            }
+            let all = [body] + group.map(\.connection)
+            var descriptors = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0)] + all.map {
+                pollfd(fd: $0.fileDescriptor, events: Int16(POLLIN) | ($0.hasMessagesToSend ? Int16(POLLOUT) : 0), revents: 0)
+            }
+            guard poll(&descriptors, nfds_t(descriptors.count), -1) > 0 else { continue }
+            if descriptors[0].revents != 0 { readCommands() }
+            for (index, connection) in all.enumerated() where descriptors[index + 1].revents != 0 {
+                guard connection.readAvailable() else { return }
+                while let message = connection.pop() {
+                    let known = index == 0
+                        ? outstanding.removeValue(forKey: message.replySerial) != nil
+                        : group[index - 1].waiting.remove(message.replySerial) != nil
+                    guard known else { continue }
+                    answered += 1
+                    answers[message.errorName ?? "reply", default: 0] += 1
                 }
             }
         }

@@ -15,6 +15,7 @@ let usage = """
            DaemonBench subscriber --address ADDR --kind raw|daemon|unicast [options]   (started by the others)
            DaemonBench sender --address ADDR --destinations NAME,… [options]           (started by fanout)
            DaemonBench attacker --address ADDR --kind KIND [options]                   (started by attacks)
+           DaemonBench probe --address ADDR [--interval MS]                            (started by attacks)
     """
 
 do {
@@ -28,6 +29,7 @@ do {
     case "latency": try LatencyBenchmark(arguments: arguments, executable: ownExecutable()).run()
     case "sender": try SignalSender(arguments: arguments).run()
     case "attacker": try Attacker(arguments: arguments).run()
+    case "probe": try VersionProbe(arguments: arguments).run()
     case "fanout": try FanOutBenchmark(arguments: arguments, executable: ownExecutable()).run()
     case "attacks": try AttackBenchmark(arguments: arguments, executable: ownExecutable()).run()
     case "idle": try IdleBenchmark(arguments: arguments, executable: ownExecutable()).run()
