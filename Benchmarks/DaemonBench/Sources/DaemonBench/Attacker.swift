@@ -11,7 +11,7 @@ import Glibc
 ///
 /// The kinds (what `AttackBenchmark` names a to h):
 /// - `snapshot`: `Snapshot` of 1,000,000 one-letter patterns (an 8 MB body), 2 in flight;
-/// - `body`: a 30 MB `ay` to `/org/notifybus/Bus1/no/such/object`, 2 in flight;
+/// - `body`: a 30 MB `ay` (`--bytes`) to `/org/notifybus/Bus1/no/such/object`, 2 in flight;
 /// - `patterns`: from a connection that has not subscribed yet, 64 `Subscribe` of 64 patterns of
 ///   1024 bytes each (`a/a/…/a` and a distinct tail) sent at once, then, 4 pairs in flight, the
 ///   oldest cancelled and a new one made (so it holds 64);
@@ -70,7 +70,7 @@ final class Attacker {
         case .body, .burst:
             prepared = [.call(
                 destination: Self.bus, path: Self.busPath + "/no/such/object", interface: Self.bus, member: "Subscribe",
-                zeroBytes: 30_000_000)]
+                zeroBytes: arguments.integer("bytes", default: 30_000_000))]
         case .mixed:
             prepared = [
                 Self.call("Subscribe", [.string("settings/**")]),
