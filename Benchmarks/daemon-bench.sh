@@ -4,18 +4,23 @@
 #            through notifybusd vs a raw D-Bus match rule on the same signals (messages after the
 #            thaw, time until it holds every current value)
 #   latency  a portal signal → a subscriber through notifybusd vs a raw libdbus subscriber (p50, p99)
-#   fanout   one change → the last of 100 connections: notifybusd's unicast Events vs dbus-daemon
-#            broadcasting one signal to 100 match rules
+#   fanout   one change → the last of 100 connections: notifybusd's unicast Events vs a raw libdbus
+#            sender of the same 100 unicast Events (the goal's anchor) and vs dbus-daemon
+#            broadcasting one signal to 100 match rules (p50, p99, CPU per change)
+#   attacks  a well-behaved subscriber's live latency (p50, p99) and notifybusd's peak memory under
+#            each hostile client of CONTRACT §5.4 (an attacker process at full speed: 8 MB and 30 MB
+#            bodies, patterns at the limits, Subscribe/Cancel pairs, a mixed flood, a client that
+#            never reads, a stopped one) vs the same subscriber with no attacker and the daemon idle
 # The idle cost and memory are scripts/measure-idle-daemon's.
 #
-#   Benchmarks/daemon-bench.sh                       # all three; Markdown on stdout, progress on stderr
+#   Benchmarks/daemon-bench.sh                       # all four; Markdown on stdout, progress on stderr
 #   Benchmarks/daemon-bench.sh latency --signals 4000 # one of them, with its options (DaemonBench's files)
 #
 # Each run starts a private dbus-daemon, serves the XDG portal's Settings interface itself (so
 # every signal's send time is its own clock) and runs `notifybusd --source settings` on that bus.
 # `frozen` needs root and a cgroup2 mount (it makes a group under the first one in
 # /proc/self/mountinfo). Needs dbus-daemon and libdbus-1-dev (scripts/bootstrap installs them).
-# About 2 minutes after the first build.
+# About 3 minutes after the first build.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 log="$(mktemp)"
@@ -26,6 +31,7 @@ swift build -c release --product notifybusd >"$log" 2>&1 || { cat "$log" >&2; ex
 swift build -c release --package-path Benchmarks/DaemonBench >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
 notifybusd="$(swift build -c release --show-bin-path)/notifybusd"
 bench="$(swift build -c release --package-path Benchmarks/DaemonBench --show-bin-path)/DaemonBench"
+load_at_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 run() {  # benchmark, options...
     local name="$1"; shift
@@ -45,8 +51,9 @@ else
     fi
     run latency
     run fanout
+    run attacks
 fi
-printf '%s; %s vCPUs (%s); dbus-daemon %s; load average %s; produced by `Benchmarks/daemon-bench.sh`.\n' \
+printf '%s; %s vCPUs (%s); dbus-daemon %s; load average %s at the start, %s at the end; produced by `Benchmarks/daemon-bench.sh`.\n' \
     "$(swift --version 2>/dev/null | head -1 | sed 's/ (.*//')" "$(nproc)" \
     "$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo unknown CPU)" \
-    "$(dbus-daemon --version 2>/dev/null | head -1 | awk '{ print $NF }')" "$(cut -d' ' -f1-3 /proc/loadavg)"
+    "$(dbus-daemon --version 2>/dev/null | head -1 | awk '{ print $NF }')" "$load_at_start" "$(cut -d' ' -f1-3 /proc/loadavg)"

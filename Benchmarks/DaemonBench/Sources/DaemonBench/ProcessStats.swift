@@ -44,6 +44,21 @@ enum ProcessStats {
         }
         return 0
     }
+
+    /// Resets the process's peak resident size (`VmHWM`) to its resident size now, by writing
+    /// `5` to `/proc/PID/clear_refs` (Linux 4.0 and later); `false` where that is refused.
+    static func resetPeakResident(of pid: pid_t) -> Bool {
+        let descriptor = open("/proc/\(pid)/clear_refs", O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        return write(descriptor, "5", 1) == 1
+    }
+
+    /// The state letter of `/proc/PID/stat` (`R`, `S`, `T`, `Z`, …), or `nil` when it is gone.
+    static func state(of pid: pid_t) -> Character? {
+        guard let stat = readText("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return nil }
+        return stat[close...].dropFirst(2).first
+    }
 }
 
 extension StringProtocol {

@@ -73,10 +73,19 @@ final class RawConnection {
         }
     }
 
-    /// Queues `message` and writes what the socket takes now.
-    func send(_ message: Message) {
-        dbus_connection_send(handle, message.handle, nil)
+    /// Queues `message` and writes what the socket takes now; its serial.
+    @discardableResult
+    func send(_ message: Message) -> UInt32 {
+        var serial: UInt32 = 0
+        dbus_connection_send(handle, message.handle, &serial)
+        return serial
     }
+
+    /// Whether messages are queued that the socket has not taken yet.
+    var hasMessagesToSend: Bool { dbus_connection_has_messages_to_send(handle) != 0 }
+
+    /// Allows received messages of up to `bytes` (libdbus's default is 32 MiB).
+    func setMaximumMessageSize(_ bytes: Int) { dbus_connection_set_max_message_size(handle, bytes) }
 
     /// Writes everything queued, blocking until it is written.
     func flush() { dbus_connection_flush(handle) }

@@ -5,7 +5,9 @@ import Glibc
 /// `DaemonBench subscriber`: a child process holding one or more connections of one kind, each
 /// receiving the changes of `settings/<namespace>/*`:
 /// - `raw`: a match rule on the portal's `SettingChanged` with `arg0='<namespace>'` (the anchor);
-/// - `daemon`: `Subscribe(["settings/<namespace>/**"], {})` on notifybusd, then its `Events`.
+/// - `daemon`: `Subscribe(["settings/<namespace>/**"], {})` on notifybusd, then its `Events`;
+/// - `unicast`: nothing asked of anyone: it reads the `Events` a `SignalSender` sends to its
+///   connections (their unique names follow `ready` on its first line).
 ///
 /// Both are the same raw libdbus loop (`poll`, read, pop, decode), so the differences between
 /// them are the paths their messages took. It prints `ready` once subscribed, then what
@@ -18,7 +20,7 @@ import Glibc
 /// - `none`: nothing (it holds its subscriptions, `--suspend`ed or not, and drains its messages).
 /// The times are CLOCK_MONOTONIC, taken once the message is decoded. End of input ends it.
 final class Subscriber {
-    enum Kind: String { case raw, daemon }
+    enum Kind: String { case raw, daemon, unicast }
     enum Report: String { case done, each, fanout, none }
 
     private let kind: Kind
@@ -60,6 +62,8 @@ final class Subscriber {
                             member: "Suspend")
                     }
                 }
+            case .unicast:
+                break
             }
             connections.append(connection)
         }
@@ -68,7 +72,7 @@ final class Subscriber {
 
     /// Serves until its standard input ends.
     func run() {
-        emit("ready")
+        emit(kind == .unicast ? "ready " + connections.map(\.uniqueName).joined(separator: " ") : "ready")
         var descriptors = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0)]
             + connections.map { pollfd(fd: $0.fileDescriptor, events: Int16(POLLIN), revents: 0) }
         while true {
@@ -91,7 +95,7 @@ final class Subscriber {
             guard arguments.count == 3, let key = arguments[1].stringValue, let value = arguments[2].int64Value else { return }
             messages += 1
             received(key: key, value: value, on: connection, at: monotonicNanoseconds())
-        case .daemon:
+        case .daemon, .unicast:
             guard message.isSignal(interface: "org.notifybus.Subscription1", member: "Events") else { return }
             messages += 1
             let prefix = "settings/\(namespace)/"

@@ -15,7 +15,9 @@ final class Testbed {
     private(set) var notifybusd: ChildProcess?
 
     /// Starts the bus and the portal (with `settings` stored), then the daemon at `notifybusd`.
-    init(notifybusd path: String, settings: [String: [String: Int64]]) throws(BenchError) {
+    /// `limits` are `<limit>`s added to the bus's configuration (e.g. `max_outgoing_bytes`: what
+    /// it queues for one connection that does not read).
+    init(notifybusd path: String, settings: [String: [String: Int64]], limits: [String: Int] = [:]) throws(BenchError) {
         var template = Array("/tmp/notifybus-daemon-bench.XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw BenchError("mkdtemp failed") }
         directory = String(cString: made)
@@ -23,6 +25,7 @@ final class Testbed {
             <busconfig><type>session</type><listen>unix:path=\(directory)/bus</listen><auth>EXTERNAL</auth>
             <limit name="max_connections_per_user">4096</limit><limit name="max_completed_connections">4096</limit>
             <limit name="max_match_rules_per_connection">4096</limit>
+            \(limits.sorted { $0.key < $1.key }.map { "<limit name=\"\($0.key)\">\($0.value)</limit>" }.joined())
             <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/>
             <allow receive_sender="*"/></policy></busconfig>
             """
@@ -107,12 +110,20 @@ extension Testbed {
     func subscriber(
         _ executable: String, kind: Subscriber.Kind, name: String, _ options: [String]
     ) throws(BenchError) -> ChildProcess {
+        try subscriberWithNames(executable, kind: kind, name: name, options).child
+    }
+
+    /// The same, with the unique names of its connections (which a `unicast` subscriber prints
+    /// after `ready`).
+    func subscriberWithNames(
+        _ executable: String, kind: Subscriber.Kind, name: String, _ options: [String]
+    ) throws(BenchError) -> (child: ChildProcess, names: [String]) {
         let log = "\(directory)/\(name).log"
         let child = try ChildProcess(
             [executable, "subscriber", "--address", address, "--kind", kind.rawValue] + options, standardError: log)
-        guard child.readLine(timeoutMilliseconds: 60_000, meanwhile: portal.serve) == "ready" else {
+        guard let line = child.readLine(timeoutMilliseconds: 60_000, meanwhile: portal.serve), line.hasPrefix("ready") else {
             throw BenchError("subscriber \(name) did not start: \(readText(log) ?? "")")
         }
-        return child
+        return (child, line.split(separator: " ").dropFirst().map(String.init))
     }
 }

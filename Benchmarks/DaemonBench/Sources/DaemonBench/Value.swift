@@ -7,6 +7,7 @@ indirect enum Value: Equatable {
     case int64(Int64)
     case int32(Int32)
     case uint32(UInt32)
+    case uint64(UInt64)
     case double(Double)
     case bool(Bool)
     case variant(Value)
@@ -23,6 +24,7 @@ indirect enum Value: Equatable {
         case .int64: "x"
         case .int32: "i"
         case .uint32: "u"
+        case .uint64: "t"
         case .double: "d"
         case .bool: "b"
         case .variant: "v"
@@ -53,6 +55,7 @@ indirect enum Value: Equatable {
         case .int64(let number): number
         case .int32(let number): Int64(number)
         case .uint32(let number): Int64(number)
+        case .uint64(let number): Int64(truncatingIfNeeded: number)
         case .variant(let inner): inner.int64Value
         default: nil
         }
@@ -82,6 +85,7 @@ extension Value {
         case .int64(var number): dbus_message_iter_append_basic(&iterator, RAW_DBUS_TYPE_INT64, &number)
         case .int32(var number): dbus_message_iter_append_basic(&iterator, RAW_DBUS_TYPE_INT32, &number)
         case .uint32(var number): dbus_message_iter_append_basic(&iterator, RAW_DBUS_TYPE_UINT32, &number)
+        case .uint64(var number): dbus_message_iter_append_basic(&iterator, RAW_DBUS_TYPE_UINT64, &number)
         case .double(var number): dbus_message_iter_append_basic(&iterator, RAW_DBUS_TYPE_DOUBLE, &number)
         case .bool(let flag):
             var number: dbus_bool_t = flag ? 1 : 0
@@ -136,6 +140,7 @@ extension Value {
         case RAW_DBUS_TYPE_INT64: return .int64(basic(&iterator, Int64(0)))
         case RAW_DBUS_TYPE_INT32: return .int32(basic(&iterator, Int32(0)))
         case RAW_DBUS_TYPE_UINT32: return .uint32(basic(&iterator, UInt32(0)))
+        case RAW_DBUS_TYPE_UINT64: return .uint64(basic(&iterator, UInt64(0)))
         case RAW_DBUS_TYPE_DOUBLE: return .double(basic(&iterator, 0.0))
         case RAW_DBUS_TYPE_BOOLEAN: return .bool(basic(&iterator, dbus_bool_t(0)) != 0)
         case RAW_DBUS_TYPE_VARIANT:

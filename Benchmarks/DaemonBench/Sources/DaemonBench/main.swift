@@ -11,8 +11,11 @@ func ownExecutable() -> String {
 }
 
 let usage = """
-    usage: DaemonBench frozen|latency|fanout|idle --notifybusd PATH [options]
-           DaemonBench subscriber --address ADDR --kind raw|daemon [options]   (started by the others)
+    usage: DaemonBench frozen|latency|fanout|attacks|idle --notifybusd PATH [options]
+           DaemonBench subscriber --address ADDR --kind raw|daemon|unicast [options]   (started by the others)
+           DaemonBench sender --address ADDR --destinations NAME,… [options]           (started by fanout)
+           DaemonBench attacker --address ADDR --kind KIND [options]                   (started by attacks)
+           DaemonBench probe --address ADDR [--interval MS]                            (started by attacks)
     """
 
 do {
@@ -24,7 +27,11 @@ do {
     case "subscriber": try Subscriber(arguments: arguments).run()
     case "frozen": try FrozenBenchmark(arguments: arguments, executable: ownExecutable()).run()
     case "latency": try LatencyBenchmark(arguments: arguments, executable: ownExecutable()).run()
+    case "sender": try SignalSender(arguments: arguments).run()
+    case "attacker": try Attacker(arguments: arguments).run()
+    case "probe": try VersionProbe(arguments: arguments).run()
     case "fanout": try FanOutBenchmark(arguments: arguments, executable: ownExecutable()).run()
+    case "attacks": try AttackBenchmark(arguments: arguments, executable: ownExecutable()).run()
     case "idle": try IdleBenchmark(arguments: arguments, executable: ownExecutable()).run()
     default: throw BenchError(usage)
     }

@@ -1,0 +1,216 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `DaemonBench attacks`: a well-behaved subscriber's live latency through notifybusd (as
+/// `LatencyBenchmark` measures it: a portal `SettingChanged` carrying its send time → the
+/// subscriber process has decoded the value from its `Events`; the next signal leaves once it
+/// has), with no attacker and then under each attack of CONTRACT §5.4 (`Attack.all`), each run by
+/// an `Attacker` process at full speed for the whole measurement; the daemon's memory; and the
+/// answer times of another client's `Get Version` (`VersionProbe`, every 10 ms throughout).
+///
+/// Each attack gets a fresh bus and daemon (`Testbed`) and one subscriber (`settings/bench/**`).
+/// First `signals` signals with no attacker (after `warmup`), then the daemon's idle size (the
+/// least `VmRSS` of 5 readings over 250 ms), then the attacker starts (`stopped`: SIGSTOP once it
+/// has subscribed; `sleeper`: the events that fill its queue), `settle` ms later the daemon's peak
+/// (`VmHWM`) is reset (`/proc/PID/clear_refs`), and `signals` more are measured under attack, for
+/// at most `seconds` (all of `seconds` for an attack that `measuresWholeWindow`), with the CPU
+/// time of every process in that window. Then the peak, whether the daemon still answers `Get
+/// Version`, the attacker's report, the daemon's size a second after the attacker left, and its log.
+///
+/// Goals (DESIGN.md): p99 under attack ≤ 2× the p99 with no attacker (all the daemons' runs with
+/// no attacker pooled; each daemon's own is shown beside it), and peak ≤ idle + 32 MiB + twice
+/// the attacker's largest message + its held entries (1 KiB each).
+struct AttackBenchmark {
+    let notifybusd: String
+    let executable: String
+    let signals: Int
+    let warmup: Int
+    let seconds: Int
+    let settle: Int
+    let attacks: [Attack]
+
+    init(arguments: Arguments, executable: String) {
+        notifybusd = arguments.string("notifybusd", default: "notifybusd")
+        self.executable = executable
+        signals = arguments.integer("signals", default: 1000)
+        warmup = arguments.integer("warmup", default: 100)
+        seconds = arguments.integer("seconds", default: 30)
+        settle = arguments.integer("settle", default: 300)
+        let all = Attack.all(sleeperQueue: arguments.integer("sleeper-queue", default: 65_536))
+        let only = arguments.string("only", default: "abcdefgh")
+        attacks = all.filter { only.contains($0.letter) }
+    }
+
+    /// What one attack's run measured.
+    struct Outcome {
+        var quiet = Samples()
+        var attacked = Samples()
+        var window: Int64 = 0
+        var idle: Int64 = 0
+        var peak: Int64 = 0
+        var peakReset = false
+        var after: Int64 = 0
+        var largestMessage = 0
+        var answersVersion = false
+        /// `report` words of the attacker: sent, answered, Events received, answers by name.
+        var report: [String] = []
+        /// CPU time in the measured window of notifybusd, dbus-daemon, the attacker and the
+        /// subscriber (all threads), in nanoseconds.
+        var cpu: [Int64] = [0, 0, 0, 0]
+        /// Another client's `Get Version` calls with no attacker and in the measured window: calls,
+        /// failed, p50, p99 and slowest (ns), as `VersionProbe` reports them.
+        var probeQuiet: [Int64] = []
+        var probeAttacked: [Int64] = []
+        /// What notifybusd logged from the attacker's start until a second after it left.
+        var log: [Substring] = []
+    }
+
+    /// Latencies of one phase, and the signals that did not arrive within 10 s.
+    struct Samples {
+        var latencies: [Int64] = []
+        var lost = 0
+    }
+
+    func run() throws(BenchError) {
+        var outcomes: [Outcome] = []
+        for attack in attacks {
+            let line = Array("DaemonBench attacks: \(attack.letter) (\(attack.kind.rawValue))\n".utf8)
+            _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+            outcomes.append(try measure(attack))
+        }
+        AttackReport(attacks: attacks, outcomes: outcomes, signals: signals, warmup: warmup).print()
+    }
+
+    private func measure(_ attack: Attack) throws(BenchError) -> Outcome {
+        let testbed = try Testbed(notifybusd: notifybusd, settings: ["bench": ["ping": 0], "fill": ["k": 0]], limits: attack.limits)
+        defer { testbed.stop() }
+        let pid = testbed.notifybusdPID
+        let subscriber = try testbed.subscriber(
+            executable, kind: .daemon, name: "subscriber", ["--report", "each", "--namespace", "bench"])
+        defer { subscriber.terminate() }
+        let probe = try ChildProcess(
+            [executable, "probe", "--address", testbed.address], standardError: "\(testbed.directory)/probe.log")
+        defer { probe.terminate() }
+        guard probe.readLine(timeoutMilliseconds: 20_000, meanwhile: testbed.portal.serve) == "ready" else {
+            throw BenchError("the Version probe did not start: \(readText("\(testbed.directory)/probe.log") ?? "")")
+        }
+        usleep(100_000)
+        var outcome = Outcome()
+        _ = probeReport(probe, testbed)
+        outcome.quiet = try pings(testbed, subscriber, count: signals)
+        outcome.probeQuiet = probeReport(probe, testbed)
+        outcome.idle = settledResident(pid)
+
+        let daemonLog = "\(testbed.directory)/notifybusd.log"
+        let logStart = readText(daemonLog)?.utf8.count ?? 0
+        let log = "\(testbed.directory)/attacker.log"
+        let attacker = try ChildProcess(
+            [executable, "attacker", "--kind", attack.kind.rawValue, "--address", testbed.address] + attack.options,
+            standardError: log)
+        defer { attacker.terminate() }
+        guard let ready = attacker.readLine(timeoutMilliseconds: 120_000, meanwhile: testbed.portal.serve), ready.hasPrefix("ready") else {
+            throw BenchError("the attacker (\(attack.kind.rawValue)) did not start: \(readText(log) ?? "")")
+        }
+        outcome.largestMessage = Int(ready.split(separator: " ").last ?? "") ?? 0
+        if attack.kind == .stopped {
+            kill(attacker.pid, SIGSTOP)
+            for _ in 0..<5000 where ProcessStats.state(of: attacker.pid) != "T" { usleep(1_000) }
+        }
+        attacker.send("go")
+        // In bursts of 100 (20 KB), which the bus queues for the daemon whatever its limits.
+        for burst in stride(from: 0, to: attack.fill, by: 100) {
+            let last = min(attack.fill, burst + 100)
+            for index in (burst + 1)...last { testbed.portal.change(namespace: "fill", key: "k", value: Int64(index)) }
+            testbed.portal.flush()
+            try testbed.waitUntilDaemonHas(namespace: "fill", ["k": Int64(last)])
+        }
+        let settled = monotonicNanoseconds() + Int64(settle) * 1_000_000
+        while monotonicNanoseconds() < settled {
+            testbed.portal.serve()
+            usleep(10_000)
+        }
+        outcome.peakReset = ProcessStats.resetPeakResident(of: pid)
+        _ = probeReport(probe, testbed)
+        let processes = [pid, testbed.busDaemonPID, attacker.pid, subscriber.pid]
+        let cpuBefore = processes.map(ProcessStats.cpuNanoseconds(of:))
+        let started = monotonicNanoseconds()
+        var sampled: Int64 = 0
+        let count = attack.measuresWholeWindow ? Int.max - warmup : signals
+        outcome.attacked = try pings(testbed, subscriber, count: count, deadline: started + Int64(seconds) * 1_000_000_000) {
+            sampled = max(sampled, ProcessStats.statusKiB("VmRSS", of: pid))
+        }
+        outcome.window = monotonicNanoseconds() - started
+        outcome.cpu = zip(processes.map(ProcessStats.cpuNanoseconds(of:)), cpuBefore).map { $0 - $1 }
+        outcome.probeAttacked = probeReport(probe, testbed)
+        outcome.peak = max(outcome.peakReset ? ProcessStats.statusKiB("VmHWM", of: pid) : 0, sampled)
+        outcome.answersVersion = answersVersion(testbed)
+
+        if attack.kind == .stopped { kill(attacker.pid, SIGCONT) }
+        attacker.send("stop")
+        if let report = attacker.readLine(timeoutMilliseconds: 30_000, meanwhile: testbed.portal.serve), report.hasPrefix("report ") {
+            outcome.report = report.split(separator: " ").dropFirst().map(String.init)
+        }
+        attacker.terminate()
+        usleep(1_000_000)
+        outcome.after = settledResident(pid)
+        outcome.log = (readText(daemonLog) ?? "").utf8.dropFirst(logStart).split(separator: UInt8(ascii: "\n")).map { Substring($0) }
+        return outcome
+    }
+
+    /// `warmup` signals then `count` measured ones (until `deadline`), one at a time; `sample`
+    /// runs after every tenth.
+    private func pings(
+        _ testbed: Testbed, _ subscriber: ChildProcess, count: Int, deadline: Int64 = .max, sample: () -> Void = {}
+    ) throws(BenchError) -> Samples {
+        var samples = Samples()
+        for index in 0..<(warmup + count) {
+            if index >= warmup, monotonicNanoseconds() >= deadline { break }
+            let sent = monotonicNanoseconds()
+            testbed.portal.change(namespace: "bench", key: "ping", value: sent)
+            testbed.portal.flush()
+            var received: Int64?
+            while received == nil, let line = subscriber.readLine(timeoutMilliseconds: 10_000) {
+                let words = line.split(separator: " ").compactMap { Int64($0) }
+                guard words.count == 2 else { throw BenchError("unexpected line from the subscriber: \(line)") }
+                if words[0] == sent { received = words[1] }  // an older one arrived late: skipped
+            }
+            if index >= warmup {
+                if let received { samples.latencies.append(received - sent) } else { samples.lost += 1 }
+                if index % 10 == 0 { sample() }
+            }
+            testbed.portal.serve()
+        }
+        return samples
+    }
+
+    /// The probe's samples since its last report (see `Outcome.probeQuiet`); empty when it does
+    /// not report within 30 s.
+    private func probeReport(_ probe: ChildProcess, _ testbed: Testbed) -> [Int64] {
+        probe.send("report")
+        guard let line = probe.readLine(timeoutMilliseconds: 30_000, meanwhile: testbed.portal.serve), line.hasPrefix("probe ") else {
+            return []
+        }
+        return line.split(separator: " ").dropFirst().compactMap { Int64($0) }
+    }
+
+    /// The daemon's resident size once settled: the least `VmRSS` of 5 readings over 250 ms, in KiB.
+    private func settledResident(_ pid: pid_t) -> Int64 {
+        var least = Int64.max
+        for _ in 0..<5 {
+            least = min(least, ProcessStats.statusKiB("VmRSS", of: pid))
+            usleep(50_000)
+        }
+        return least
+    }
+
+    /// Whether the daemon is alive and answers `Get` of `Version` (within 10 s) with 2.
+    private func answersVersion(_ testbed: Testbed) -> Bool {
+        guard ProcessStats.state(of: testbed.notifybusdPID).map({ $0 != "Z" }) ?? false else { return false }
+        let reply = try? testbed.portal.connection.call(
+            destination: Testbed.busName, path: Testbed.busPath, interface: "org.freedesktop.DBus.Properties", member: "Get",
+            [.string(Testbed.busName), .string("Version")])
+        guard case .variant(.uint32(let version))? = reply?.first else { return false }
+        return version == 2
+    }
+}
