@@ -54,35 +54,32 @@ extension DBusConnection {
         // A copy: what the decision calls (authorization, resolvers, property values) may
         // export or unexport.
         let dispatcher = self.dispatcher
+        let address = message.replyAddress
         switch dispatcher.decide(header, body: message) {
         case .notHandled:
             return false
         case .error(let error):
-            answer(message, with: .failure(error), generation: generation)
+            answer(address, with: .failure(error), generation: generation)
         case .reply(let values):
-            answer(message, with: .success(values), generation: generation)
+            answer(address, with: .success(values), generation: generation)
         case .invoke(let method, let interface, let arguments):
+            // The call keeps where its answer goes, not its message: a handler that answers
+            // later (after asking the bus something) must not hold what libdbus counts against
+            // the bytes it reads ahead, or the answer it waits for would never be read.
             let call = DBusMethodCall(
                 header: header, interface: interface, arguments: arguments, resultSignature: method.resultSignature
-            ) { [weak self] result in self?.answer(message, with: result, generation: generation) }
+            ) { [weak self] result in self?.answer(address, with: result, generation: generation) }
             method.handler(call)
         }
         return true
     }
 
-    /// Sends the answer to `message` on the link it came in on (not a newer one, where the
-    /// caller is gone), unless the caller expects none.
-    private func answer(_ message: DBusMessage, with result: Result<[DBusValue], DBusError>, generation: UInt64) {
-        guard !message.expectsNoReply, self.generation == generation, let link else { return }
-        let made: DBusMessage?
-        switch result {
-        case .success(let values):
-            made = (try? message.makeReturn(values))
-                ?? message.makeError(DBusError(
-                    name: DBusError.Name.failed, message: "\(message.member ?? "the method") answered values that cannot be sent"))
-        case .failure(let error):
-            made = message.makeError(error)
-        }
-        if let made { try? link.send(made) }
+    /// Sends the answer to the call at `address` on the link it came in on (not a newer one,
+    /// where the caller is gone), unless the caller expects none.
+    private func answer(_ address: DBusReplyAddress, with result: Result<[DBusValue], DBusError>, generation: UInt64) {
+        guard !address.expectsNoReply, self.generation == generation, let link,
+              let made = DBusMessage.answer(to: address, result)
+        else { return }
+        try? link.send(made)
     }
 }

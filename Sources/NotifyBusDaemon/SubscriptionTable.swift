@@ -10,7 +10,8 @@ import NotifyBusProtocol
 ///   `identify` asks the bus; once `identified`, it is followed and its calls are admitted in
 ///   order. An owner without subscriptions (nor calls waiting) is forgotten.
 /// - **Bounds.** A subscription is refused (`LimitsExceeded`) past the subscriptions of one
-///   connection, of one application, or of all, or past the pattern bytes of all.
+///   connection, of one application, or of all, or past the pattern bytes of all, which count
+///   the patterns of the calls waiting too.
 /// - **Suspension.** A subscription is suspended while its owner asked for it (`Suspend`) or,
 ///   when it follows the owner's life, while the owner's process cannot run (frozen or stopped);
 ///   it is resumed when neither holds any more. So an explicit `Suspend` outlasts a thaw, and a
@@ -86,6 +87,8 @@ struct SubscriptionTable {
     /// Subscriptions per application.
     private(set) var applications: [ApplicationID: Int] = [:]
     private(set) var patternBytes = 0
+    /// Bytes of the patterns of the calls waiting for their owners to be identified.
+    private(set) var waitingPatternBytes = 0
     private var nextNumber: UInt64 = 1
 
     init(bounds: Bounds = Bounds()) {
@@ -97,20 +100,24 @@ struct SubscriptionTable {
     /// `Subscribe` from `owner`, as `call`: made at once when the owner is known, else after it
     /// is identified.
     mutating func subscribe(owner: BusName, call: UInt64, request: SubscribeRequest) -> [Action] {
+        if let record = owners[owner], record.identity != nil { return make(owner: owner, call: call, request: request) }
+        let bytes = Self.patternBytes(of: request)
+        if owners[owner]?.waiting.count ?? 0 >= bounds.waitingPerOwner {
+            return [.refuse(call: call, .limitsExceeded(
+                "more than \(bounds.waitingPerOwner) Subscribe calls are waiting for this connection's process to be known"))]
+        }
+        if patternBytes + waitingPatternBytes + bytes > bounds.patternBytesInAll {
+            return [.refuse(call: call, .limitsExceeded(
+                "the subscriptions' patterns would pass \(bounds.patternBytesInAll) bytes in all"))]
+        }
+        waitingPatternBytes += bytes
         guard var record = owners[owner] else {
             owners[owner] = Owner(waiting: [Waiting(call: call, request: request)])
             return [.identify(owner)]
         }
-        guard record.identity != nil else {
-            guard record.waiting.count < bounds.waitingPerOwner else {
-                return [.refuse(call: call, .limitsExceeded(
-                    "more than \(bounds.waitingPerOwner) Subscribe calls are waiting for this connection's process to be known"))]
-            }
-            record.waiting.append(Waiting(call: call, request: request))
-            owners[owner] = record
-            return []
-        }
-        return make(owner: owner, call: call, request: request)
+        record.waiting.append(Waiting(call: call, request: request))
+        owners[owner] = record
+        return []
     }
 
     /// The bus said which process `owner` is (`nil`: it could not, the owner is gone).
@@ -118,6 +125,7 @@ struct SubscriptionTable {
         guard var record = owners[owner], record.identity == nil else { return [] }
         guard let identity else {
             owners[owner] = nil
+            releaseWaiting(record.waiting)
             return record.waiting.map { .refuse(call: $0.call, .failed("the calling connection's process is not known")) }
         }
         record.identity = identity
@@ -131,6 +139,7 @@ struct SubscriptionTable {
         guard let record = owners[owner], record.identity != nil, !record.waiting.isEmpty else { return [] }
         let waiting = record.waiting
         owners[owner]?.waiting = []
+        releaseWaiting(waiting)
         var actions: [Action] = []
         for call in waiting { actions += make(owner: owner, call: call.call, request: call.request) }
         return actions
@@ -138,7 +147,7 @@ struct SubscriptionTable {
 
     private mutating func make(owner: BusName, call: UInt64, request: SubscribeRequest) -> [Action] {
         guard var record = owners[owner], let application = record.identity?.application else { return [] }
-        let bytes = request.patterns.reduce(0) { $0 + $1.text.utf8.count }
+        let bytes = Self.patternBytes(of: request)
         let refusal: String? =
             if record.subscriptions.count >= bounds.perConnection {
                 "a connection may hold at most \(bounds.perConnection) subscriptions"
@@ -146,7 +155,7 @@ struct SubscriptionTable {
                 "an application (\(application)) may hold at most \(bounds.perApplication) subscriptions"
             } else if entries.count >= bounds.inAll {
                 "the daemon holds \(bounds.inAll) subscriptions, its most"
-            } else if patternBytes + bytes > bounds.patternBytesInAll {
+            } else if patternBytes + waitingPatternBytes + bytes > bounds.patternBytesInAll {
                 "the subscriptions' patterns would pass \(bounds.patternBytesInAll) bytes in all"
             } else {
                 nil
@@ -200,6 +209,7 @@ struct SubscriptionTable {
     /// The owner left the bus: every subscription of its goes, and its waiting calls with it.
     mutating func ownerLeft(_ owner: BusName) -> [Action] {
         guard let record = owners[owner] else { return [] }
+        releaseWaiting(record.waiting)
         var actions: [Action] = record.waiting.map { .refuse(call: $0.call, .failed("the calling connection left the bus")) }
         for number in record.subscriptions {
             if let entry = entries.removeValue(forKey: number) { release(entry) }
@@ -226,6 +236,14 @@ struct SubscriptionTable {
     private mutating func drop(_ owner: BusName) -> [Action] {
         guard let record = owners.removeValue(forKey: owner) else { return [] }
         return record.identity == nil ? [] : [.forget(owner)]
+    }
+
+    private static func patternBytes(of request: SubscribeRequest) -> Int {
+        request.patterns.reduce(0) { $0 + $1.text.utf8.count }
+    }
+
+    private mutating func releaseWaiting(_ waiting: [Waiting]) {
+        waitingPatternBytes -= waiting.reduce(0) { $0 + Self.patternBytes(of: $1.request) }
     }
 
     private mutating func release(_ entry: Entry) {

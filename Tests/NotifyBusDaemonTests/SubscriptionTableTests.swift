@@ -171,6 +171,28 @@ struct SubscriptionTableTests {
         #expect(table.patternBytes == 10)
     }
 
+    /// Calls waiting for their owners to be identified count against the pattern bytes of all,
+    /// so that new connections cannot make the daemon keep their patterns without bound.
+    @Test func patternsOfWaitingCallsCountAgainstTheBytesInAll() {
+        var table = SubscriptionTable(bounds: .init(patternBytesInAll: 10))
+        let six = SubscribeRequest(patterns: ["123456"])
+        #expect(table.subscribe(owner: alice, call: 1, request: six) == [.identify(alice)])
+        #expect(table.waitingPatternBytes == 6)
+        guard case .refuse(2, .limitsExceeded)? = table.subscribe(owner: bob, call: 2, request: six).first else {
+            Issue.record("a second connection's waiting patterns passed the bound")
+            return
+        }
+        #expect(table.owners[bob] == nil)
+        // Admitted, the bytes move from waiting to made; refused or left, they are given back.
+        _ = table.identified(alice, Self.identity(10))
+        _ = table.admit(alice)
+        #expect(table.waitingPatternBytes == 0 && table.patternBytes == 6)
+        _ = table.subscribe(owner: bob, call: 3, request: SubscribeRequest(patterns: ["1234"]))
+        #expect(table.waitingPatternBytes == 4)
+        _ = table.ownerLeft(bob)
+        #expect(table.waitingPatternBytes == 0)
+    }
+
     @Test func applicationsAreAppScopesElseProcesses() {
         let process = ProcessIdentity(pid: 5, startTime: 9)
         let flatpak = "/user.slice/user-1000.slice/user@1000.service/app.slice/app-flatpak-org.example.App-1234.scope"
