@@ -1,6 +1,10 @@
 import CDBus
 import EpollLoop
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One libdbus connection and its glue to the loop: watches become fd registrations, timeouts
 /// become loop timers, dispatching runs soon after data arrives. Internal: the C pointer stays here.
 ///
@@ -141,8 +145,26 @@ final class DBusLink {
         if events.contains(.error) { flags |= DBUS_WATCH_ERROR.rawValue }
         if events.contains(.hangup) { flags |= DBUS_WATCH_HANGUP.rawValue }
         _ = dbus_watch_handle(watch, flags)
+        if events.contains(.readable) { readOn(watch) }
         if !isShutDown, dbus_connection_get_dispatch_status(pointer) == DBUS_DISPATCH_DATA_REMAINS {
             scheduleDispatch()
+        }
+    }
+
+    /// libdbus reads at most 2 KiB of its socket each time a watch is handled; a large message
+    /// would take a round of the loop per 2 KiB. While more waits in the socket (and libdbus
+    /// still wants to read: it stops past `maximumReceivedSize`), read on, up to 256 KiB per
+    /// round, so that other work of the loop is not kept waiting longer than that takes.
+    private func readOn(_ watch: OpaquePointer) {
+        let fd = dbus_watch_get_unix_fd(watch)
+        guard fd >= 0 else { return }
+        var rounds = 1
+        var byte: UInt8 = 0
+        while rounds < 128, !isShutDown, dbus_watch_get_enabled(watch) != 0,
+              recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0
+        {
+            _ = dbus_watch_handle(watch, DBUS_WATCH_READABLE.rawValue)
+            rounds += 1
         }
     }
 
