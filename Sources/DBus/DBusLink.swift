@@ -198,12 +198,14 @@ final class DBusLink {
         context.runSoon { [weak self] in self?.dispatchQueued() }
     }
 
-    /// Dispatches queued messages (a bounded batch; the rest in the next round).
+    /// Dispatches queued messages: 32 at most, the rest in the next round of the loop, so that
+    /// what else it serves (other connections, timers, jobs) waits for no more than a batch
+    /// while one peer floods this connection.
     private func dispatchQueued() {
         dispatchScheduled = false
         var rounds = 0
         while !isShutDown, dbus_connection_get_dispatch_status(pointer) == DBUS_DISPATCH_DATA_REMAINS {
-            if rounds == 256 {
+            if rounds == 32 {
                 scheduleDispatch()
                 return
             }
