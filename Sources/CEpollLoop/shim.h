@@ -5,6 +5,7 @@
 // controls; Swift's Glibc module does not export them.
 #include <malloc.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <sys/prctl.h>
@@ -12,6 +13,13 @@
 /// Names the calling thread (the kernel keeps 15 bytes). prctl is variadic, so Swift cannot call it.
 static inline int notifybus_set_thread_name(const char *name) {
     return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
+}
+
+/// How many bytes wait to be read on the socket or pipe `fd` (`ioctl(FIONREAD)`); -1 on error.
+/// ioctl is variadic, so Swift cannot call it.
+static inline int notifybus_readable_bytes(int fd) {
+    int count = 0;
+    return ioctl(fd, FIONREAD, &count) == 0 ? count : -1;
 }
 
 /// Fixes glibc's mmap threshold at `bytes` (`mallopt(M_MMAP_THRESHOLD, …)`): every block that

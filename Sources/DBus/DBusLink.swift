@@ -159,12 +159,12 @@ final class DBusLink {
         let fd = dbus_watch_get_unix_fd(watch)
         guard fd >= 0 else { return }
         var rounds = 1
-        var byte: UInt8 = 0
-        while rounds < 128, !isShutDown, dbus_watch_get_enabled(watch) != 0,
-              recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0
-        {
+        var waiting = context.readableBytes(on: fd)
+        while waiting > 0, rounds < 128, !isShutDown, dbus_watch_get_enabled(watch) != 0 {
             _ = dbus_watch_handle(watch, DBUS_WATCH_READABLE.rawValue)
             rounds += 1
+            waiting -= 2048
+            if waiting <= 0 { waiting = context.readableBytes(on: fd) }
         }
     }
 
