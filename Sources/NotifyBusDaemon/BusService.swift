@@ -81,16 +81,26 @@ final class BusService {
     }
 
     /// Exports the bus object and the subscriptions' subtree, starts following the peers that
-    /// leave the bus (one match rule for all), and logs match rules the bus refuses.
+    /// leave the bus (one match rule for all), and logs match rules the bus refuses; the rule
+    /// that follows owners is asked for again a second later until the bus takes it, since
+    /// without it no owner that leaves would be seen.
     func start() throws(DBusError) {
         try connection.export(busObject())
         try connection.export(subscriptionSubtree())
+        followLeavingPeers()
+        connection.onMatchRuleFailure { [weak self, logger] rule, error in
+            logger.warning("the bus refused a match rule", metadata: ["rule": "\(rule)", "error": "\(error)"])
+            guard rule == DBusConnection.peersLeavingRule, let self else { return }
+            _ = self.context.scheduleTimer(after: .seconds(1)) { [weak self] in self?.followLeavingPeers() }
+        }
+    }
+
+    /// Follows the peers that leave the bus, through one match rule (asked for again if it was).
+    private func followLeavingPeers() {
+        if let leaving { connection.cancel(leaving) }
         leaving = connection.peersLeaving { [weak self] name in
             guard let self, self.table.owners[name] != nil else { return }
             self.perform(self.table.ownerLeft(name))
-        }
-        connection.onMatchRuleFailure { [logger] rule, error in
-            logger.warning("the bus refused a match rule", metadata: ["rule": "\(rule)", "error": "\(error)"])
         }
     }
 
