@@ -26,6 +26,11 @@ struct HostileClientTests {
     /// attack, the slowest one allowed: a loaded two-core CI machine's scheduling noise).
     static let answerBound: Duration = .milliseconds(100)
     static let slowestAnswer: Duration = .milliseconds(250)
+    /// Behind a 30 MB body, the slowest answer allowed: the body crosses dbus-daemon and then the
+    /// daemon's libdbus 2 KiB per read, and is validated whole in each, before any message behind
+    /// it is read (a plain libdbus service, dbus-python's, answers behind two such bodies in flight
+    /// in ~220 ms at p99 on these machines). A daemon that decodes what it refuses takes seconds.
+    static let slowestAnswerBehindThirtyMegabytes: Duration = .milliseconds(600)
     /// "Promptly": the refusal of a large body, which the bus itself must first carry (tens of
     /// milliseconds for 30 MB), measured from the first byte sent.
     static let promptRefusal: Duration = .milliseconds(1500)
@@ -51,13 +56,13 @@ struct HostileClientTests {
         return (answers, await probe.stop())
     }
 
-    /// The probe's answers: every one `Version` 2, none slower than `slowestAnswer`.
-    func expectServed(_ samples: [VersionProbe.Sample], during attack: String) {
+    /// The probe's answers: every one `Version` 2, none slower than `slowest`.
+    func expectServed(_ samples: [VersionProbe.Sample], during attack: String, slowest bound: Duration = slowestAnswer) {
         #expect(!samples.isEmpty)
         #expect(samples.allSatisfy { $0.version == 2 }, "Version during \(attack): \(Set(samples.map(\.version)))")
         let slowest = samples.map(\.latency).max() ?? .zero
         measured("\(attack): \(samples.count) Get Version answers, p99 \(percentile(samples.map(\.latency), 0.99)), slowest \(slowest)")
-        #expect(slowest <= Self.slowestAnswer, "another client's Get of Version took \(slowest) during \(attack)")
+        #expect(slowest <= bound, "another client's Get of Version took \(slowest) during \(attack)")
     }
 
     /// The daemon's peak since it started: within its idle size, the allowance and twice `message` bytes.
@@ -101,7 +106,7 @@ struct HostileClientTests {
             #expect(answer.error == Names.unknownObject)
             #expect(answer.time <= Self.promptRefusal, "UnknownObject took \(answer.time)")
         }
-        expectServed(unknown.probe, during: "30 MB to an unknown object")
+        expectServed(unknown.probe, during: "30 MB to an unknown object", slowest: Self.slowestAnswerBehindThirtyMegabytes)
         // A defined method with the wrong signature: refused from the header (InvalidArgs) or
         // for its size (LimitsExceeded), unread either way.
         let wrongSignature = try await underProbe(bed) { attacker in
@@ -112,7 +117,7 @@ struct HostileClientTests {
             #expect(answer.error == Names.limitsExceeded || answer.error == Names.invalidArgs, "\(answer.error ?? "a reply")")
             #expect(answer.time <= Self.promptRefusal, "the refusal took \(answer.time)")
         }
-        expectServed(wrongSignature.probe, during: "30 MB ay to Subscribe")
+        expectServed(wrongSignature.probe, during: "30 MB ay to Subscribe", slowest: Self.slowestAnswerBehindThirtyMegabytes)
         // The right signature, one 30 MB pattern: only its size is wrong.
         let text = Wire.stringArray(repeating: String(repeating: "a", count: size), count: 1)
         let rightSignature = try await underProbe(bed) { attacker in
@@ -122,7 +127,7 @@ struct HostileClientTests {
             #expect(answer.error == Names.limitsExceeded)
             #expect(answer.time <= Self.promptRefusal, "LimitsExceeded took \(answer.time)")
         }
-        expectServed(rightSignature.probe, during: "Snapshot of one 30 MB pattern")
+        expectServed(rightSignature.probe, during: "Snapshot of one 30 MB pattern", slowest: Self.slowestAnswerBehindThirtyMegabytes)
         expectPeak(of: bed, idle: idle, message: size, during: "30 MB bodies")
         #expect(!bed.daemon.hasExited)
     }
