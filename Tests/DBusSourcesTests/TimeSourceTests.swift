@@ -147,6 +147,7 @@ struct TimeSourceTests {
         try retargetLink(localtime, to: "/usr/share/zoneinfo/UTC")
         #expect(await running.waitFor("time/zone", "UTC"))
         #expect(await running.waitFor("time/utc-offset", 0))
+        #expect(await running.waitFor("time/date", "2023-11-14"))  // published after zone and offset
         // No link at all is UTC too: nothing changes.
         let published = running.notifications.count
         unlink(localtime)
