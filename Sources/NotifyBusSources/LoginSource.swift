@@ -23,8 +23,11 @@ import NotifyBus
 /// - `reread()` reads the manager and the session again (and looks for the session again when
 ///   none was found).
 ///
-/// Status: `running` while logind answers (with or without a session); `unavailable` while it
-/// is not running or the bus is unreachable (the keys keep their last values).
+/// Status: `running` while logind answers (with or without a session), from the moment both
+/// `system/sleep` and the session are read (`session/locked` published, or no session found), so
+/// that both are among a new subscriber's initial values; `starting` while the session is looked
+/// up; `unavailable` while logind is not running or the bus is unreachable (the keys keep their
+/// last values).
 public typealias LoginSource = SystemSource<LoginConfiguration>
 
 /// How `LoginSource` behaves.

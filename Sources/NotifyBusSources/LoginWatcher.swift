@@ -23,12 +23,18 @@ final class LoginWatcher: DBusSourceWatcher<LoginConfiguration> {
     private var sessionIsAuto = false
     /// Counts session lookups, so that a stale answer is dropped.
     private var lookup: UInt64 = 0
+    /// Whether the current logind's manager was read (`system/sleep` published).
+    private var managerRead = false
+    /// Whether the session question was answered since the current logind was found: its
+    /// `LockedHint` published, or no session found. `running` waits for it, so that
+    /// `session/locked` is among a new subscriber's initial values.
+    private var sessionSettled = false
 
     override func watch(in context: LoopContext) {
         manager.onOwnerChange { [weak self] owner in
             guard let self, !self.stopped else { return }
             // A new logind (or none): its sessions are looked up again once it answered.
-            self.dropSession()
+            self.forgetLogind()
             if owner == nil { self.report(.unavailable(reason: "systemd-logind (\(Self.service)) is not running")) }
         }
         manager.onPropertiesChange { [weak self] event in self?.managerEvent(event) }
@@ -36,7 +42,7 @@ final class LoginWatcher: DBusSourceWatcher<LoginConfiguration> {
     }
 
     override func disconnected(_ error: DBusError) {
-        dropSession()
+        forgetLogind()
         super.disconnected(error)
     }
 
@@ -75,8 +81,9 @@ final class LoginWatcher: DBusSourceWatcher<LoginConfiguration> {
                 }
             }
             bus.publishSourceValue("system/sleep", sleeping ? "sleeping" : "awake", problem: problem)
-            report(.running)
+            managerRead = true
             if session == nil { lookUpSession() }
+            reportStatus()
         case .loadFailed(let error):
             readFailed(error, peer: Self.service, daemon: "systemd-logind")
         case .changed, .malformedSignal:
@@ -95,6 +102,28 @@ final class LoginWatcher: DBusSourceWatcher<LoginConfiguration> {
         }
         bus.publishSourceValue("system/sleep", sleeping ? "sleeping" : "awake", problem: problem)
         if !sleeping { configuration.onWake?() }
+    }
+
+    // MARK: Status
+
+    /// `running` once the manager is read and the session question answered; until then
+    /// `starting`, so that `running` means both keys are published.
+    private func reportStatus() {
+        guard managerRead, !stopped else { return }
+        report(sessionSettled ? .running : .starting(reason: "looking up this process's logind session"))
+    }
+
+    /// The session question is answered (its `LockedHint` published, or no session).
+    private func settleSession() {
+        sessionSettled = true
+        reportStatus()
+    }
+
+    /// logind went away or changed owner (or the bus did): everything is read again.
+    private func forgetLogind() {
+        dropSession()
+        managerRead = false
+        sessionSettled = false
     }
 
     // MARK: The session
@@ -151,6 +180,7 @@ final class LoginWatcher: DBusSourceWatcher<LoginConfiguration> {
                 return
             }
             if let value = properties["LockedHint"] { applyLocked(value) }
+            settleSession()
         case .changed(let change):
             if let value = change.changed["LockedHint"] {
                 applyLocked(value)
@@ -162,6 +192,7 @@ final class LoginWatcher: DBusSourceWatcher<LoginConfiguration> {
             // No session: no key, until a re-read finds one.
             problem("no logind session found for this process: \(error)", key: "session/locked", peer: Self.service.rawValue)
             dropSession()
+            settleSession()
         case .malformedSignal(let error):
             problem("unexpected signal: \(error)", key: "session/locked", peer: Self.service.rawValue)
         }
