@@ -22,6 +22,9 @@
 //   {"type":"notification","key":…,"value":…,"coalesced":…,"previous":…,"kind":…}
 //   {"type":"suspended"}  {"type":"resumed","flushed":N}  {"type":"resync","reason":…}
 //   {"type":"source","source":"power" or "display","status":…,"reason":…}
+//   {"type":"reported","status":…,"store":{key: value, …}}: a status change as the source reports
+//     it, written on its loop thread right after the report, with the bus's store at that moment
+//     (the "source" lines come later, from the status stream, in no fixed order with notifications)
 //   {"type":"ack","command":…}  {"type":"error","message":…}
 
 import EpollLoop
@@ -91,11 +94,38 @@ while fdFloor > 0 {
     if fd < 0 || fd >= fdFloor - 1 { break }
 }
 
+/// What the source skips (warnings and worse) to standard error, as swift-log's stream handler
+/// writes it; each status change (`status: …`, logged at debug right after the source reported
+/// it) as a `reported` line with the bus's store.
+struct ProbeLogHandler: LogHandler {
+    let bus: NotificationBus
+    var stream: StreamLogHandler
+    var logLevel: Logger.Level = .debug
+    var metadata: Logger.Metadata {
+        get { stream.metadata }
+        set { stream.metadata = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { stream[metadataKey: key] }
+        set { stream[metadataKey: key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let message = "\(event.message)"
+        if message.hasPrefix("status: ") {
+            let status = message.dropFirst("status: ".count).prefix { $0 != ":" }
+            let store = JSONObject(bus.snapshot().map { ($0.key, $0.value) })
+            emit([("type", "reported"), ("status", .string(String(status))), ("store", .object(store))])
+        }
+        if event.level >= .warning { stream.log(event: event) }
+    }
+}
+
 let bus = NotificationBus()
 let faults = UdevFaultInjector()
-// What the source skips (warnings and worse) goes to standard error, as swift-log's stream handler writes it.
-var logger = Logger(label: "probe") { label in StreamLogHandler.standardError(label: label) }
-logger.logLevel = .warning
+var logger = Logger(label: "probe") { label in ProbeLogHandler(bus: bus, stream: StreamLogHandler.standardError(label: label)) }
+logger.logLevel = .debug
 let loop = try EventLoopThread(name: "probe")
 let source: any NotifyBusSource = switch sourceName {
 case "display":
