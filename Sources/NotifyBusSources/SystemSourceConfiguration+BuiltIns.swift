@@ -80,3 +80,9 @@ extension LoginConfiguration: SystemSourceConfiguration, DBusSourceConfiguration
     /// The default configuration.
     public init() { self.init(address: .system) }
 }
+
+extension MemoryPressureConfiguration: SystemSourceConfiguration {
+    /// The memory source: `"memory"`, publishing `memory/pressure`.
+    public static let source = SystemSourceDefinition<Self>(
+        name: "memory", keyPatterns: ["memory/pressure"], problemKey: "memory/pressure", watcher: MemoryPressureWatcher.self)
+}

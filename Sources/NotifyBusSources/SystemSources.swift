@@ -19,7 +19,7 @@ import NotifyBus
 /// `unavailable` and keeps watching for it, so "every source that can run here" is every source.
 public enum SystemSources {
     /// Every source's name, in the order `all(bus:options:)` returns them.
-    public static let names = ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login"]
+    public static let names = ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login", "memory"]
 
     /// Which sources to make, and where the D-Bus ones connect.
     public struct Options: Sendable {
@@ -80,6 +80,7 @@ public enum SystemSources {
             case "power-profile": make(PowerProfileConfiguration(address: system))
             case "network": make(NetworkConfiguration(address: system))
             case "login": make(LoginConfiguration(address: system, onWake: { afterWake.rereadAll() }))
+            case "memory": make(MemoryPressureConfiguration())
             default: nil
             }
         }
