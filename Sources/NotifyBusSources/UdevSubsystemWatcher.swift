@@ -23,9 +23,7 @@ final class UdevSubsystemWatcher<Reading: UdevDeviceReading>: ConfiguredWatcher 
     private let report: (SourceStatus) -> Void
     private let problem: SourceProblems
 
-    private var udev: UdevContext?
-    private var monitor: UdevMonitor?
-    private var registration: IORegistration?
+    private var monitor: UdevSubsystemMonitor?
     private var timer: LoopTimer?
     /// The keys published for each device, by name, in publishing order.
     private var devices: [String: [String]] = [:]
@@ -51,34 +49,17 @@ final class UdevSubsystemWatcher<Reading: UdevDeviceReading>: ConfiguredWatcher 
     /// Starts watching: monitor first (so nothing falls between the scan and the watch), then
     /// the scan that publishes the current values, then the re-read timer.
     func start(in context: LoopContext) {
-        let udev: UdevContext
-        do {
-            udev = try UdevContext()
-        } catch {
-            watchProblem = .failed(reason: "cannot use libudev: \(error)")
-            updateStatus()
-            return
-        }
-        self.udev = udev
         do {
             #if DEBUG
-            let monitor = try UdevMonitor(context: udev, source: .udev, faults: configuration.faults)
+            let faults = configuration.faults
             #else
-            let monitor = try UdevMonitor(context: udev, source: .udev)
+            let faults: UdevFaultInjector? = nil
             #endif
-            try monitor.filter(subsystem: Reading.subsystem)
-            try monitor.enableReceiving()
-            registration = try context.register(fileDescriptor: monitor.fileDescriptor, interest: .readable) {
-                // The context calls this itself, so it is alive; the watcher may be gone.
-                [weak self, unowned context] _ in self?.receive(in: context)
+            monitor = try UdevSubsystemMonitor(subsystem: Reading.subsystem, faults: faults, context: context) {
+                [weak self] event in self?.handle(event)
             }
-            self.monitor = monitor
-        } catch let error as UdevError {
-            watchProblem = .unavailable(reason: "no access to udev events: \(error)")
-            updateStatus()
-            return
         } catch {
-            watchProblem = .failed(reason: "cannot watch the udev monitor: \(error)")
+            watchProblem = error.status
             updateStatus()
             return
         }
@@ -104,12 +85,10 @@ final class UdevSubsystemWatcher<Reading: UdevDeviceReading>: ConfiguredWatcher 
 
     /// Stops watching and releases the libudev objects. Published values stay in the store.
     func stop(in context: LoopContext) {
-        if let registration { context.deregister(registration) }
+        monitor?.stop(in: context)
         if let timer { context.cancelTimer(timer) }
-        registration = nil
         timer = nil
         monitor = nil
-        udev = nil
     }
 
     // MARK: Reading
@@ -117,13 +96,11 @@ final class UdevSubsystemWatcher<Reading: UdevDeviceReading>: ConfiguredWatcher 
     /// Scans every device of the subsystem, publishes what differs from the store, and publishes
     /// `null` for the keys of devices that are gone.
     func rereadAll() {
-        guard let udev else { return }
+        guard let monitor else { return }
         fullReads += 1
         let found: [UdevDevice]
         do {
-            let enumerator = try UdevEnumerator(context: udev)
-            try enumerator.matchSubsystem(Reading.subsystem)
-            found = try enumerator.scanDevices()
+            found = try monitor.scan()
             scanProblem = nil
         } catch {
             scanProblem = "cannot list \(Reading.subsystem) devices: \(error)"
@@ -141,32 +118,18 @@ final class UdevSubsystemWatcher<Reading: UdevDeviceReading>: ConfiguredWatcher 
         updateStatus()
     }
 
-    /// Receives what is queued on the monitor (a bounded batch; epoll calls again if more is left).
-    private func receive(in context: LoopContext) {
-        guard let monitor else { return }
-        for _ in 0..<128 {
-            let reception: UdevMonitor.Reception
-            do {
-                reception = try monitor.receiveDevice()
-            } catch {
-                // The socket is broken: stop watching it, or epoll would call us forever.
-                if let registration { context.deregister(registration) }
-                registration = nil
-                self.monitor = nil
-                watchProblem = .failed(reason: "udev monitor: \(error)")
-                updateStatus()
-                return
-            }
-            switch reception {
-            case .wouldBlock:
-                return
-            case .overflow:
-                // uevents were lost: read everything again; only differences are published.
-                overflows += 1
-                rereadAll()
-            case .device(let device):
-                handle(uevent: device)
-            }
+    /// What the monitor says: a uevent, lost uevents (read everything again; only differences are
+    /// published), or a broken socket.
+    private func handle(_ event: UdevSubsystemMonitor.Event) {
+        switch event {
+        case .uevent(let device):
+            handle(uevent: device)
+        case .overflow:
+            overflows += 1
+            rereadAll()
+        case .failed(let reason):
+            watchProblem = .failed(reason: reason)
+            updateStatus()
         }
     }
 
