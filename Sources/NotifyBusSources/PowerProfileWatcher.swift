@@ -32,17 +32,11 @@ final class PowerProfileWatcher: DBusSourceWatcher<PowerProfileConfiguration> {
 
     /// The proxy whose value counts: the first name with an owner, once every owner before it
     /// is known to be absent; `nil` while none is served or not yet known.
-    private var active: DBusProxy? {
-        for proxy in proxies {
-            guard proxy.isOwnerKnown else { return nil }
-            if proxy.owner != nil { return proxy }
-        }
-        return nil
-    }
+    private var active: DBusProxy? { proxies.preferredServed }
 
     private func ownersChanged() {
         guard !stopped else { return }
-        guard proxies.allSatisfy(\.isOwnerKnown) || active != nil else { return }
+        guard proxies.ownersKnown || active != nil else { return }
         guard let proxy = active else {
             let names = Self.peers.map(\.name.rawValue).joined(separator: ", ")
             report(.unavailable(reason: "power-profiles-daemon (\(names)) is not running"))
