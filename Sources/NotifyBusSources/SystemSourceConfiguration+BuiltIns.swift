@@ -86,3 +86,12 @@ extension MemoryPressureConfiguration: SystemSourceConfiguration {
     public static let source = SystemSourceDefinition<Self>(
         name: "memory", keyPatterns: ["memory/pressure"], problemKey: "memory/pressure", watcher: MemoryPressureWatcher.self)
 }
+
+extension ThermalConfiguration: SystemSourceConfiguration, DBusSourceConfiguration {
+    /// The thermal source: `"thermal"`, publishing `thermal/state`.
+    public static let source = SystemSourceDefinition<Self>(
+        name: "thermal", keyPatterns: ["thermal/state"], problemKey: "thermal/state", watcher: ThermalWatcher.self)
+
+    /// The default configuration.
+    public init() { self.init(address: .system) }
+}

@@ -19,11 +19,11 @@ import NotifyBus
 /// `unavailable` and keeps watching for it, so "every source that can run here" is every source.
 public enum SystemSources {
     /// Every source's name, in the order `all(bus:options:)` returns them.
-    public static let names = ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login", "memory"]
+    public static let names = ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login", "memory", "thermal"]
 
     /// Which sources to make, and where the D-Bus ones connect.
     public struct Options: Sendable {
-        /// The system bus (sensors, locale, time, power-profile, network, login).
+        /// The system bus (sensors, locale, time, power-profile, network, login, thermal).
         public var systemBus: SourceBusAddress
         /// The session bus (settings).
         public var sessionBus: SourceBusAddress
@@ -81,6 +81,7 @@ public enum SystemSources {
             case "network": make(NetworkConfiguration(address: system))
             case "login": make(LoginConfiguration(address: system, onWake: { afterWake.rereadAll() }))
             case "memory": make(MemoryPressureConfiguration())
+            case "thermal": make(ThermalConfiguration(address: system))
             default: nil
             }
         }

@@ -14,7 +14,7 @@ struct SourceServiceTests {
         let log = LogRecorder()
         let sources = SystemSources.all(bus: notifications, options: .init(
             systemBus: bus.sourceAddress, sessionBus: bus.sourceAddress, logger: log.logger))
-        #expect(sources.map(\.name) == ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login", "memory"])
+        #expect(sources.map(\.name) == ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login", "memory", "thermal"])
         let loops = sources.compactMap { source -> SourceLoop? in
             switch source {
             case let source as PowerSupplySource: source.loop
@@ -27,10 +27,11 @@ struct SourceServiceTests {
             case let source as NetworkSource: source.loop
             case let source as LoginSource: source.loop
             case let source as MemoryPressureSource: source.loop
+            case let source as ThermalSource: source.loop
             default: nil
             }
         }
-        #expect(loops.count == 10)
+        #expect(loops.count == 11)
         let loop = try #require(loops.first)
         #expect(loops.allSatisfy { $0 === loop })
         #expect(!loop.isRunning)  // it starts with the first source

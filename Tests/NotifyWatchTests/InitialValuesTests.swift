@@ -6,18 +6,6 @@ import Testing
 import Glibc
 #endif
 
-/// Runs `script` with python-dbus, `bus` bound to a connection to `address`.
-private func python(_ address: String, _ script: String) throws {
-    let process = try ChildProcess(
-        executable: "/usr/bin/python3",
-        arguments: ["-c", "import dbus\nbus = dbus.bus.BusConnection('\(address)')\n" + script],
-        environment: environment(with: [:]))
-    process.closeInput()
-    guard let status = process.waitForExit(timeout: patience), exitStatus(ofWaitStatus: status) == 0 else {
-        throw HarnessError("python-dbus script failed: \(script)")
-    }
-}
-
 @Suite("notifywatch's initial values")
 struct InitialValuesTests {
     /// `notifywatch --json` against a logind stand-in that takes a moment to name the session:
@@ -25,7 +13,7 @@ struct InitialValuesTests {
     @Test func theSessionsLockIsAnInitialValue() async throws {
         let bus = try PrivateBus()
         let mock = try await MockService(bus: bus, template: "logind", name: "org.freedesktop.login1")
-        try python(bus.address, """
+        try runPythonDBus(address: bus.address, """
             manager = bus.get_object('org.freedesktop.login1', '/org/freedesktop/login1')
             manager.AddSession('c1', 'seat0', dbus.UInt32(1000), 'user', True, dbus_interface='org.freedesktop.DBus.Mock')
             manager.AddMethod('org.freedesktop.login1.Manager', 'GetSessionByPID', 'u', 'o',

@@ -63,7 +63,7 @@ struct SourcesAndArgumentsTests {
 
     @Test func noSourceChosenIsSaidOnStandardError() throws {
         let testbed = try Testbed.laptop()
-        let everySource = ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login", "memory"].flatMap { ["--no-source", $0] }
+        let everySource = ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login", "memory", "thermal"].flatMap { ["--no-source", $0] }
         let result = try run(everySource + ["--exit-if-unavailable"], testbed: testbed)
         #expect(result.status == 69)
         #expect(result.lines == [])
@@ -75,7 +75,7 @@ struct SourcesAndArgumentsTests {
         let human = try run(["sources"], testbed: testbed)
         #expect(human.status == 0)
         #expect(human.stderr == "")
-        #expect(human.lines.map { $0.prefix { $0 != " " } } == ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login", "memory"])
+        #expect(human.lines.map { $0.prefix { $0 != " " } } == ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login", "memory", "thermal"])
         let line = try #require(human.lines.first)
         #expect(line.hasPrefix("power "))
         #expect(line.contains(" running "))
@@ -83,7 +83,7 @@ struct SourcesAndArgumentsTests {
 
         let json = try run(["sources", "--json"], testbed: testbed)
         #expect(json.status == 0)
-        #expect(json.lines.count == 10)
+        #expect(json.lines.count == 11)
         #expect(json.lines.allSatisfy(isContractLine))
         let object = try JSONValue(parsing: try #require(json.lines.first))
         #expect(object == ["type": "source", "source": "power", "status": "running", "keys": .array(powerKeys)])
@@ -113,7 +113,7 @@ struct SourcesAndArgumentsTests {
 
     @Test(arguments: [
         BadArguments(arguments: ["--policy", "newest"], message: "'newest' is invalid for '--policy <policy>'"),
-        BadArguments(arguments: ["--source", "nope"], message: #"unknown source "nope" (the sources are: power, sensors, locale, settings, time, display, power-profile, network, login, memory)"#),
+        BadArguments(arguments: ["--source", "nope"], message: #"unknown source "nope" (the sources are: power, sensors, locale, settings, time, display, power-profile, network, login, memory, thermal)"#),
         BadArguments(arguments: ["--no-source", "nope"], message: #"unknown source "nope""#),
         BadArguments(arguments: ["--limit", "-1"], message: "--limit"),
         BadArguments(arguments: ["--limit=-1"], message: "--limit must be 0 or more"),

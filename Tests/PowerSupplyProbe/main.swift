@@ -1,9 +1,10 @@
-// A test helper: runs PowerSupplySource (or DisplaySource) in its own process (so that umockdev's LD_PRELOAD can
-// sit under libudev) and prints what a subscriber receives as JSON Lines on standard output.
+// A test helper: runs PowerSupplySource (or DisplaySource, ThermalSource) in its own process (so that umockdev's
+// LD_PRELOAD can sit under libudev) and prints what a subscriber receives as JSON Lines on standard output.
 //
-//   PowerSupplyProbe [--source power|display] [--reread-interval SECONDS] [--fd-floor N]
+//   PowerSupplyProbe [--source power|display|thermal] [--reread-interval SECONDS] [--fd-floor N]
 //
-// --source           which udev source to run (default power)
+// --source           which udev source to run (default power); thermal also follows power-profiles-daemon
+//                    on the system bus of DBUS_SYSTEM_BUS_ADDRESS
 // --reread-interval  the source's re-read period (default 3600; 0 turns the timer off)
 // --fd-floor         open regular files until descriptors below N are taken, so that this
 //                    process's netlink socket gets a number no other process in the same test
@@ -128,6 +129,10 @@ var logger = Logger(label: "probe") { label in ProbeLogHandler(bus: bus, stream:
 logger.logLevel = .debug
 let loop = try EventLoopThread(name: "probe")
 let source: any NotifyBusSource = switch sourceName {
+case "thermal":
+    ThermalSource(
+        bus: bus, loop: SourceLoop(thread: loop),
+        configuration: .init(rereadInterval: rereadInterval ?? .seconds(3600)), logger: logger)
 case "display":
     DisplaySource(
         bus: bus, loop: SourceLoop(thread: loop), configuration: .init(rereadInterval: rereadInterval, faults: faults),

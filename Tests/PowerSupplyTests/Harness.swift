@@ -51,11 +51,12 @@ final class Probe {
     /// bus's store at that moment. Kept apart: they come in no fixed order with the `source` lines.
     private(set) var reported: [JSONValue] = []
 
-    init(testbed: Testbed, arguments: [String] = []) throws {
+    init(testbed: Testbed, arguments: [String] = [], environment extra: [String: String?] = [:]) throws {
         standardError = try makeTemporaryFile("probe-stderr")
+        var changes: [String: String?] = ["LD_PRELOAD": Paths.preload, "UMOCKDEV_DIR": testbed.root]
+        changes.merge(extra) { $1 }
         process = try ChildProcess(
-            executable: Paths.probe, arguments: arguments,
-            environment: environment(with: ["LD_PRELOAD": Paths.preload, "UMOCKDEV_DIR": testbed.root]),
+            executable: Paths.probe, arguments: arguments, environment: environment(with: changes),
             standardError: standardError)
     }
 
