@@ -42,10 +42,12 @@ struct NotifyBusd: AsyncParsableCommand {
     @Option(name: .customLong("system-bus"), help: "Where the system sources connect (default: $DBUS_SYSTEM_BUS_ADDRESS).")
     var systemBus: String?
 
-    @Option(name: .customLong("source"), help: "Run only this source (repeatable): \(SystemSources.names.joined(separator: ", ")).")
+    @Option(
+        name: .customLong("source"), help: "Run only this source (repeatable): \(SystemSources.names.joined(separator: ", ")).",
+        completion: .list(SystemSources.names))
     var onlySources: [String] = []
 
-    @Option(name: .customLong("no-source"), help: "Do not run this source (repeatable).")
+    @Option(name: .customLong("no-source"), help: "Do not run this source (repeatable).", completion: .list(SystemSources.names))
     var exceptSources: [String] = []
 
     @Option(name: .customLong("max-held"), help: "The most entries held for all suspended subscriptions together.")

@@ -46,10 +46,12 @@ struct Watch: AsyncParsableCommand {
     @Flag(help: "Do not print the current values at start.")
     var noInitial = false
 
-    @Option(name: .customLong("source"), help: "Run only this source (repeatable): \(SourceCatalog.names.joined(separator: ", ")).")
+    @Option(
+        name: .customLong("source"), help: "Run only this source (repeatable): \(SourceCatalog.names.joined(separator: ", ")).",
+        completion: .list(SourceCatalog.names))
     var onlySources: [String] = []
 
-    @Option(name: .customLong("no-source"), help: "Do not run this source (repeatable).")
+    @Option(name: .customLong("no-source"), help: "Do not run this source (repeatable).", completion: .list(SourceCatalog.names))
     var exceptSources: [String] = []
 
     @Option(name: .customLong("system-bus"), help: "D-Bus system bus address (default: $DBUS_SYSTEM_BUS_ADDRESS).")
