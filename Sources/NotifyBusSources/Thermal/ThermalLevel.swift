@@ -1,6 +1,15 @@
-/// CONTRACT.md §1's `thermal/state`, in rising order: iOS's `ProcessInfo.ThermalState`.
-public enum ThermalLevel: Int, Sendable, Hashable, Comparable, CaseIterable, CustomStringConvertible {
-    case nominal, fair, serious, critical
+/// CONTRACT.md §1's `thermal/state`, in rising order (its `Comparable` order is the order of the
+/// cases): iOS's `ProcessInfo.ThermalState`.
+public enum ThermalLevel: Sendable, Hashable, Comparable, CaseIterable, CustomStringConvertible {
+    /// No zone near a trip point, and the daemon not degraded for temperature.
+    case nominal
+    /// A zone within 10 °C below its lowest passive trip.
+    case fair
+    /// A zone at or above its lowest passive trip (the kernel throttles), or
+    /// power-profiles-daemon degraded for `high-operating-temperature`.
+    case serious
+    /// A zone at or above a `hot` or `critical` trip.
+    case critical
 
     /// The value of `thermal/state`: `"nominal"`, `"fair"`, `"serious"` or `"critical"`.
     public var description: String {
@@ -11,8 +20,6 @@ public enum ThermalLevel: Int, Sendable, Hashable, Comparable, CaseIterable, Cus
         case .critical: "critical"
         }
     }
-
-    public static func < (a: ThermalLevel, b: ThermalLevel) -> Bool { a.rawValue < b.rawValue }
 
     /// The level power-profiles-daemon's `PerformanceDegraded` asks for (a comma-separated list of
     /// reasons, or empty): at least `serious` when it names `high-operating-temperature`, else

@@ -9,7 +9,9 @@
 public struct ThermalZoneReading: Sendable, Hashable {
     /// One trip point: its type and its temperature in millidegrees Celsius.
     public struct Trip: Sendable, Hashable {
+        /// `passive`, `active`, `hot` or `critical` (`trip_point_K_type`).
         public var type: String
+        /// Millidegrees Celsius (`trip_point_K_temp`).
         public var temperature: Int
 
         /// Creates a trip point.
