@@ -32,17 +32,21 @@ final class NetworkWatcher: DBusSourceWatcher<NetworkConfiguration> {
         guard !stopped else { return }
         switch event {
         case .loaded(let properties):
-            apply("Connectivity", properties["Connectivity"] ?? .uint32(0))
-            apply("Metered", properties["Metered"] ?? .uint32(0))
+            publish([
+                value(of: "Connectivity", properties["Connectivity"] ?? .uint32(0)),
+                value(of: "Metered", properties["Metered"] ?? .uint32(0)),
+            ])
             report(.running)
         case .changed(let change):
+            var values: [(key: String, value: JSONValue)?] = []
             for name in ["Connectivity", "Metered"] {
                 if let value = change.changed[name] {
-                    apply(name, value)
+                    values.append(self.value(of: name, value))
                 } else if change.invalidated.contains(name) {
                     manager.reloadProperties()
                 }
             }
+            publish(values)
         case .loadFailed(let error):
             readFailed(error, peer: Self.service, daemon: "NetworkManager")
         case .malformedSignal(let error):
@@ -50,14 +54,18 @@ final class NetworkWatcher: DBusSourceWatcher<NetworkConfiguration> {
         }
     }
 
-    private func apply(_ property: String, _ value: DBusValue) {
+    /// The key and value of one property, or nil (a problem reported) when it has the wrong type.
+    private func value(of property: String, _ value: DBusValue) -> (key: String, value: JSONValue)? {
         let key = property == "Connectivity" ? "network/connectivity" : "network/metered"
         guard case .uint32(let state) = value else {
             problem("\(property) has type '\(value.signature)' (\(value)), expected 'u'; skipped", key: key, peer: Self.service.rawValue)
-            return
+            return nil
         }
-        bus.publishSourceValue(
-            key, property == "Connectivity" ? .string(NetworkSource.connectivity(state)) : NetworkSource.metered(state),
-            problem: problem)
+        return (key, property == "Connectivity" ? .string(NetworkSource.connectivity(state)) : NetworkSource.metered(state))
+    }
+
+    /// Publishes the values of one reading of the properties together.
+    private func publish(_ values: [(key: String, value: JSONValue)?]) {
+        bus.publishSourceValues(values.compactMap { $0 }, problem: problem)
     }
 }

@@ -12,16 +12,27 @@ extension NotificationBus {
     /// - Returns: whether it was published.
     @discardableResult
     func publishSourceValue(_ key: String, _ value: JSONValue, problem: SourceProblems) -> Bool {
-        if Self.jsonLengthBound(value) > Self.maximumSourceValueBytes {
+        publishSourceValues([(key, value)], problem: problem) == 1
+    }
+
+    /// Publishes the values of one reading of a source (a uevent, a `PropertiesChanged`, a
+    /// `ReadAll`) as one batch: at one time, under one lock, so a subscriber is woken once and a
+    /// daemon's subscriber gets them in one `Events` signal. Each value is published when it
+    /// differs from the stored one and its JSON text is at most `maximumSourceValueBytes` long; a
+    /// longer one is reported to `problem` with its key and length, and the key keeps its value.
+    /// - Returns: how many were published.
+    @discardableResult
+    func publishSourceValues(_ values: [(key: String, value: JSONValue)], problem: SourceProblems) -> Int {
+        let accepted = values.filter { key, value in
+            guard Self.jsonLengthBound(value) > Self.maximumSourceValueBytes else { return true }
             let length = value.jsonText.utf8.count
-            if length > Self.maximumSourceValueBytes {
-                problem(
-                    "a value of \(length) bytes of JSON is longer than \(Self.maximumSourceValueBytes): not published",
-                    key: key)
-                return false
-            }
+            guard length > Self.maximumSourceValueBytes else { return true }
+            problem(
+                "a value of \(length) bytes of JSON is longer than \(Self.maximumSourceValueBytes): not published",
+                key: key)
+            return false
         }
-        return publishIfChanged(key, value)
+        return publishIfChanged(accepted)
     }
 
     /// At least the length of `value`'s JSON text, found without writing it: a string's bytes

@@ -66,6 +66,7 @@ final class PortalSettingsWatcher: DBusSourceWatcher<PortalSettingsConfiguration
 
     private func applyAll(_ namespaces: [DBusDictionaryEntry]) {
         var seen: Set<String> = []
+        var values: [(key: String, value: JSONValue)] = []
         for entry in namespaces {
             guard case .string(let namespace) = entry.key,
                   PortalSettingsSource.selects(configuration.namespaces, namespace: namespace),
@@ -75,10 +76,11 @@ final class PortalSettingsWatcher: DBusSourceWatcher<PortalSettingsConfiguration
                 guard case .string(let name) = setting.key else { continue }
                 let key = PortalSettingsSource.key(namespace: namespace, key: name)
                 seen.insert(key)
-                bus.publishSourceValue(key, PortalSettingsSource.json(from: setting.value), problem: problem)
+                values.append((key, PortalSettingsSource.json(from: setting.value)))
             }
         }
-        for key in published.subtracting(seen).sorted() { bus.publishSourceValue(key, .null, problem: problem) }
+        values += published.subtracting(seen).sorted().map { ($0, .null) }
+        bus.publishSourceValues(values, problem: problem)
         published = seen
     }
 

@@ -99,8 +99,22 @@ final class SensorProxyWatcher: DBusSourceWatcher<SensorProxyConfiguration> {
 
     // MARK: Carrying out actions
 
+    /// Carries out `actions` in order, each run of consecutive `publish` actions (the readings
+    /// of one signal or read) as one batch.
     private func perform(_ actions: [StateMachine.Action]) {
-        for action in actions { perform(action) }
+        var batch: [(key: String, value: JSONValue)] = []
+        for action in actions {
+            if case .publish(let key, let value) = action {
+                batch.append((key, value))
+                continue
+            }
+            if !batch.isEmpty {
+                bus.publishSourceValues(batch, problem: problem)
+                batch.removeAll()
+            }
+            perform(action)
+        }
+        if !batch.isEmpty { bus.publishSourceValues(batch, problem: problem) }
     }
 
     private func perform(_ action: StateMachine.Action) {

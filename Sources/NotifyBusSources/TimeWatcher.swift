@@ -126,9 +126,11 @@ final class TimeWatcher: DBusSourceWatcher<TimeConfiguration> {
     private func evaluate() -> Int64 {
         let (zone, rules) = currentZone()
         let now = configuration.clock.now()
-        if let zone { bus.publishSourceValue("time/zone", .string(zone), problem: problem) }
-        bus.publishSourceValue("time/utc-offset", .integer(Int64(rules.offset(at: now))), problem: problem)
-        bus.publishSourceValue("time/date", .string(rules.localDate(at: now)), problem: problem)
+        var values: [(key: String, value: JSONValue)] = []
+        if let zone { values.append(("time/zone", .string(zone))) }
+        values.append(("time/utc-offset", .integer(Int64(rules.offset(at: now)))))
+        values.append(("time/date", .string(rules.localDate(at: now))))
+        bus.publishSourceValues(values, problem: problem)
         return min(rules.nextMidnight(after: now), rules.nextTransition(after: now) ?? .max)
     }
 

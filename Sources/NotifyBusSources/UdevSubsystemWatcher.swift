@@ -198,10 +198,8 @@ final class UdevSubsystemWatcher<Reading: UdevDeviceReading>: ConfiguredWatcher 
             values = read
         }
         var keys = devices[name] ?? []
-        for (key, value) in values {
-            bus.publishSourceValue(key, value, problem: problem)
-            if !keys.contains(key) { keys.append(key) }
-        }
+        bus.publishSourceValues(values, problem: problem)
+        for (key, _) in values where !keys.contains(key) { keys.append(key) }
         devices[name] = keys
     }
 
@@ -209,7 +207,7 @@ final class UdevSubsystemWatcher<Reading: UdevDeviceReading>: ConfiguredWatcher 
     private func deviceWentAway(_ name: String) {
         skipped[name] = nil
         guard let keys = devices.removeValue(forKey: name) else { return }
-        for key in keys { bus.publishSourceValue(key, .null, problem: problem) }
+        bus.publishSourceValues(keys.map { ($0, .null) }, problem: problem)
     }
 
     private func updateStatus() {
