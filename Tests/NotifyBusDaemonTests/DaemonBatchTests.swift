@@ -6,8 +6,8 @@ import Testing
 @Suite("notifybusd: one change, one signal", .serialized)
 struct DaemonBatchTests {
     /// NetworkManager changes `Connectivity` and `Metered` in one `PropertiesChanged`: the network
-    /// source publishes both as one batch, and the subscriber gets one `Events` signal carrying
-    /// both notifications, in the order of the signal.
+    /// source publishes both as one batch, at one time, and the subscriber gets one `Events`
+    /// signal carrying both notifications, in the order of the signal, with the same time.
     @Test func onePropertiesChangedIsOneEventsSignal() async throws {
         let bed = try await DaemonBed()
         let subscriber = try RawBusConnection(address: bed.session.address)
@@ -31,5 +31,10 @@ struct DaemonBatchTests {
         let keys = signals.first?.map { $0["key"]?.stringValue }
         #expect(keys == ["network/connectivity", "network/metered"])
         #expect(signals.first?.map { $0["kind"]?.stringValue } == ["live", "live"])
+        // Published together: at one time.
+        let times = signals.first?.map { element -> Double? in
+            if case .double(let t)? = element["t"] { t } else { nil }
+        } ?? []
+        #expect(times.count == 2 && times[0] != nil && times[0] == times[1], "\(times)")
     }
 }
