@@ -1,8 +1,8 @@
 import NotifyBus
 
-/// An event log, format version 1 (CONTRACT.md §2): a header and timed records.
+/// An event log, format version 1 (specification: Event log format): a header and timed records.
 ///
-/// See <doc:EventLogFormat> for the format and how a log replays.
+/// See <doc:ReplayingLogs> for reading, replaying and recording logs in Swift.
 public struct EventLog: Sendable {
     /// The name it was read from, for error messages.
     public var file: String
