@@ -102,7 +102,7 @@ public struct EventLog: Sendable {
     }
 }
 
-/// Reads a log line by line, checking each against CONTRACT.md §2.
+/// Reads a log line by line, checking each against the specification (Event log format).
 ///
 /// It checks what a line says by itself and against the lines before it
 /// (the header, `t` never decreasing); that subscribers exist is the replayer's check.
