@@ -4,11 +4,11 @@ import PackageDescription
 // NotifyBus, by layer, from the portable core up to the Linux tools:
 //
 //   core            NotifyBus           the coalescing bus: pure Swift, no C, no Foundation
-//   formats         NotifyBusLog        event logs (CONTRACT.md §2): read, write, replay
+//   formats         NotifyBusLog        event logs (specification: Event log format): read, write, replay
 //   C shims         CUdev, CDBus, CEpollLoop
 //   system wrappers Udev, DBus, EpollLoop   each owns its C objects; no C above them
 //   sources         NotifyBusSources    udev and D-Bus sources, each a `Service`
-//   daemon          NotifyBusProtocol   notifybusd's D-Bus interface (CONTRACT.md §5), both sides
+//   daemon          NotifyBusProtocol   notifybusd's D-Bus interface (specification: D-Bus interface), both sides
 //                   NotifyBusDaemon     the bus as a D-Bus service, following subscribers' lives
 //                   NotifyBusClient     an app's subscriptions through notifybusd
 //   tools           notifywatch, notifybusd, examples

@@ -1,6 +1,6 @@
 import NotifyBus
 
-/// What one `backlight` device says, mapped onto CONTRACT.md §1's `display/<name>/brightness`.
+/// What one `backlight` device says, mapped onto the specification's `display/<name>/brightness`.
 ///
 /// `<name>` is the device's kernel name (`intel_backlight`, `acpi_video0`). The brightness is a
 /// number from 0.0 to 1.0: the sysfs attribute `actual_brightness` (what the hardware reports)

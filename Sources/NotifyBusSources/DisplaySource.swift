@@ -1,6 +1,6 @@
 import NotifyBus
 
-/// Display brightness from udev's `backlight` devices, published as CONTRACT.md §1's
+/// Display brightness from udev's `backlight` devices, published as the specification's
 /// `display/<name>/brightness` (0.0–1.0; see `BacklightReading` for the mapping).
 ///
 /// ```swift

@@ -2,7 +2,7 @@ import DBus
 import NotifyBus
 
 /// The system locale from systemd-localed (`org.freedesktop.locale1` on the system bus) and the
-/// locale files, published as CONTRACT.md §1's `locale`: an object of locale variables, e.g.
+/// locale files, published as the specification's `locale`: an object of locale variables, e.g.
 /// `{"LANG": "de_DE.UTF-8", "LC_TIME": "en_GB.UTF-8"}`, in the order localed lists them.
 ///
 /// What it does:

@@ -2,7 +2,7 @@ import DBus
 import NotifyBus
 
 /// Sleep and the session lock from systemd-logind (`org.freedesktop.login1` on the system bus),
-/// published as CONTRACT.md §1's `system/sleep` (`"awake"`, `"sleeping"`) and `session/locked`
+/// published as the specification's `system/sleep` (`"awake"`, `"sleeping"`) and `session/locked`
 /// (`true`, `false`).
 ///
 /// What it does:

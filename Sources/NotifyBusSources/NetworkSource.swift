@@ -2,7 +2,7 @@ import DBus
 import NotifyBus
 
 /// Connectivity and metering from NetworkManager (`org.freedesktop.NetworkManager` on the system
-/// bus), published as CONTRACT.md §1's `network/connectivity` (`"none"`, `"portal"`,
+/// bus), published as the specification's `network/connectivity` (`"none"`, `"portal"`,
 /// `"limited"`, `"full"`, `"unknown"`) and `network/metered` (`true`, `false`, or `null` when
 /// unknown).
 ///

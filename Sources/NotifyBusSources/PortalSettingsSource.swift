@@ -2,7 +2,7 @@ import DBus
 import NotifyBus
 
 /// Desktop settings from the XDG desktop portal (`org.freedesktop.portal.Settings` on the
-/// session bus), published as CONTRACT.md §1's `settings/<namespace>/<key>`, e.g.
+/// session bus), published as the specification's `settings/<namespace>/<key>`, e.g.
 /// `settings/org.freedesktop.appearance/color-scheme` = `1`.
 ///
 /// What it does:

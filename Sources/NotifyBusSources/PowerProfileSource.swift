@@ -2,7 +2,7 @@ import DBus
 import NotifyBus
 
 /// The active power profile from power-profiles-daemon on the system bus, published as
-/// CONTRACT.md §1's `power/profile`: `"power-saver"`, `"balanced"` or `"performance"` (iOS's Low
+/// the specification's `power/profile`: `"power-saver"`, `"balanced"` or `"performance"` (iOS's Low
 /// Power Mode is `"power-saver"`).
 ///
 /// What it does:

@@ -1,6 +1,6 @@
 import NotifyBus
 
-/// What one `power_supply` device says, mapped onto CONTRACT.md §1's keys.
+/// What one `power_supply` device says, mapped onto its keys (specification: Source keys and values).
 ///
 /// | device type (`POWER_SUPPLY_TYPE`) | keys |
 /// |---|---|
@@ -98,7 +98,7 @@ public struct PowerSupplyReading: Sendable, Hashable {
         }
     }
 
-    /// CONTRACT.md §1's battery state for a kernel `status` text.
+    /// The battery state (specification: Source keys and values) for a kernel `status` text.
     public static func state(forStatus status: String?) -> String {
         switch status?.sysfsTrimmed {
         case "Discharging": "unplugged"

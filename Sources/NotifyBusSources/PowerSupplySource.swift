@@ -1,6 +1,6 @@
 import NotifyBus
 
-/// Batteries and line power from udev's `power_supply` devices, published as CONTRACT.md §1's
+/// Batteries and line power from udev's `power_supply` devices, published as the specification's
 /// `battery/<name>/state`, `battery/<name>/level` and `power/<name>/online`.
 ///
 /// ```swift

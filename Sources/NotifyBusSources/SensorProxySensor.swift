@@ -40,7 +40,7 @@ enum SensorProxySensor: CaseIterable, Hashable, Sendable {
         }
     }
 
-    /// The bus key its readings are published under (CONTRACT.md §1).
+    /// The bus key its readings are published under (specification: Source keys and values).
     var key: String {
         switch self {
         case .accelerometer: "orientation"

@@ -2,7 +2,7 @@ import DBus
 import NotifyBus
 
 /// Orientation, proximity and ambient light from iio-sensor-proxy (`net.hadess.SensorProxy`
-/// on the system bus), published as CONTRACT.md §1's `orientation`, `proximity` and `light`.
+/// on the system bus), published as the specification's `orientation`, `proximity` and `light`.
 ///
 /// ```swift
 /// let sensors = SensorProxySource(bus: bus)
@@ -71,7 +71,7 @@ public struct SensorProxyConfiguration: Sendable {
 }
 
 extension SystemSource where Settings == SensorProxyConfiguration {
-    /// CONTRACT.md §1's orientation for an `AccelerometerOrientation` value; `nil` for an unknown one.
+    /// The specification's orientation for an `AccelerometerOrientation` value; `nil` for an unknown one.
     public static func orientation(for value: String) -> String? {
         switch value {
         case "normal": "portrait"

@@ -1,4 +1,4 @@
-/// What a source is doing, for a CLI or an app to show (CONTRACT.md §3's `source` line).
+/// What a source is doing, for a CLI or an app to show (specification: notifywatch output, the `source` line).
 ///
 /// No hardware and no access are normal conditions, reported as `unavailable`, not errors:
 /// a desktop without a battery runs the power source happily with nothing to publish.
@@ -8,7 +8,7 @@ public enum SourceStatus: Sendable, Hashable, CustomStringConvertible {
     /// Working as designed, but with nothing to watch or no access, e.g. "no power_supply devices".
     case unavailable(reason: String)
     /// On its way to `running` (connecting, claiming sensors): it has not published its state yet.
-    /// A CLI waits past it; CONTRACT.md §3 has no such status, so it is shown as `unavailable`.
+    /// A CLI waits past it; the specification has no such status, so it is shown as `unavailable`.
     case starting(reason: String)
     /// Stopped by an unexpected error; the reason says which call failed and why.
     case failed(reason: String)
@@ -22,7 +22,7 @@ public enum SourceStatus: Sendable, Hashable, CustomStringConvertible {
         return true
     }
 
-    /// `"running"`, `"unavailable"` or `"failed"`, as CONTRACT.md §3 prints it.
+    /// `"running"`, `"unavailable"` or `"failed"`, as the specification's `source` line prints it.
     public var name: String {
         switch self {
         case .running: "running"

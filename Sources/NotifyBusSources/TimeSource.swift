@@ -1,6 +1,6 @@
 import NotifyBus
 
-/// The local time zone and what follows from it, published as CONTRACT.md §1's `time/zone`
+/// The local time zone and what follows from it, published as the specification's `time/zone`
 /// (an IANA name, e.g. `"Europe/Berlin"`), `time/utc-offset` (seconds east of UTC now, e.g.
 /// `3600`) and `time/date` (the local date, `"YYYY-MM-DD"`).
 ///

@@ -6,7 +6,7 @@ import NotifyBusLog
 import NotifyBusSources
 import Synchronization
 
-/// What `notifywatch` prints while watching: human columns or CONTRACT.md §3's JSON lines,
+/// What `notifywatch` prints while watching: human columns or the specification's JSON lines,
 /// one complete line per `write(2)`, from any thread.
 ///
 /// While the watcher is suspended nothing is printed, `source` lines included: a source's status

@@ -23,7 +23,7 @@ struct Replay: ParsableCommand {
     @Argument(help: "The log file (`-` reads standard input).")
     var file: String
 
-    @Flag(help: "Print one JSON object per line (CONTRACT.md §3) instead of columns.")
+    @Flag(help: "Print one JSON object per line (specification: notifywatch output) instead of columns.")
     var json = false
 
     @Flag(help: "Pace the replay at the log's own speed.")

@@ -34,7 +34,7 @@ struct Watch: AsyncParsableCommand {
     @Argument(help: "Key patterns to watch (`*` one segment, `**` any number); default: everything.")
     var patterns: [String] = []
 
-    @Flag(help: "Print one JSON object per line (CONTRACT.md §3), flushed line by line.")
+    @Flag(help: "Print one JSON object per line (specification: notifywatch output), flushed line by line.")
     var json = false
 
     @Option(help: "What a resume delivers: latest, changed, all or drop.")
