@@ -6,6 +6,7 @@ import EpollLoop
 import Logging
 import NotifyBus
 import NotifyBusLog
+import NotifyBusProtocol
 import NotifyBusSources
 
 struct Watch: AsyncParsableCommand {
@@ -84,6 +85,9 @@ struct Watch: AsyncParsableCommand {
 
     func validate() throws {
         if limit < 0 { throw ValidationError("--limit must be 0 or more") }
+        if daemon, !(1...BusInterface.Limits.maximumLimit).contains(limit) {
+            throw ValidationError("--limit with --daemon must be 1 to \(BusInterface.Limits.maximumLimit), what notifybusd holds at most")
+        }
         if daemon, record != nil {
             throw ValidationError("--record cannot go with --daemon: the daemon's subscriber never sees the raw events")
         }

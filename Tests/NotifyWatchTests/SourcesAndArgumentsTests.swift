@@ -118,6 +118,9 @@ struct SourcesAndArgumentsTests {
         BadArguments(arguments: ["--limit", "-1"], message: "--limit"),
         BadArguments(arguments: ["--limit=-1"], message: "--limit must be 0 or more"),
         BadArguments(arguments: ["--limit", "many"], message: "many"),
+        // The daemon holds at most 65,536 entries for a subscription: nothing else is sent.
+        BadArguments(arguments: ["--daemon", "--limit", "65537"], message: "--limit with --daemon must be 1 to 65536"),
+        BadArguments(arguments: ["--daemon", "--limit", "0"], message: "--limit with --daemon must be 1 to 65536"),
         BadArguments(arguments: ["--color", "purple"], message: "purple"),
         BadArguments(arguments: ["--frobnicate"], message: "--frobnicate"),
         BadArguments(arguments: ["sources", "--policy", "all"], message: "--policy"),
