@@ -71,6 +71,9 @@ final class PowerProfileWatcher: DBusSourceWatcher<PowerProfileConfiguration> {
         }
     }
 
+    /// The values of `power/profile`: the profiles power-profiles-daemon defines.
+    static let profiles = ["power-saver", "balanced", "performance"]
+
     private func apply(_ properties: [String: DBusValue], from proxy: DBusProxy) {
         guard let value = properties["ActiveProfile"] else {
             problem("\(proxy.destination) has no ActiveProfile; skipped", peer: proxy.destination.rawValue)
@@ -79,6 +82,11 @@ final class PowerProfileWatcher: DBusSourceWatcher<PowerProfileConfiguration> {
         }
         guard case .string(let profile) = value else {
             problem("ActiveProfile has type '\(value.signature)' (\(value)), expected 's'; skipped", peer: proxy.destination.rawValue)
+            report(.running)
+            return
+        }
+        guard Self.profiles.contains(profile) else {
+            problem("ActiveProfile is '\(profile)', not one of \(Self.profiles.joined(separator: ", ")); skipped", peer: proxy.destination.rawValue)
             report(.running)
             return
         }
