@@ -7,6 +7,8 @@ import PackageDescription
 //   formats         NotifyBusLog        event logs (CONTRACT.md §2): read, write, replay
 //   C shims         CUdev, CDBus, CEpollLoop
 //   system wrappers Udev, DBus, EpollLoop   each owns its C objects; no C above them
+//   system helpers  SystemSupport       small files, inotify, wall time and RFC 3339, signals,
+//                                       the standard-error log handler: for sources, daemon, tools
 //   sources         NotifyBusSources    udev and D-Bus sources, each a `Service`
 //   daemon          NotifyBusProtocol   notifybusd's D-Bus interface (CONTRACT.md §5), both sides
 //                   NotifyBusDaemon     the bus as a D-Bus service, following subscribers' lives
@@ -28,6 +30,7 @@ let package = Package(
         .library(name: "Udev", targets: ["Udev"]),
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "EpollLoop", targets: ["EpollLoop"]),
+        .library(name: "SystemSupport", targets: ["SystemSupport"]),
         .library(name: "NotifyBusClient", targets: ["NotifyBusClient"]),
         .executable(name: "notifywatch", targets: ["notifywatch"]),
         .executable(name: "notifybusd", targets: ["notifybusd"]),
@@ -58,11 +61,14 @@ let package = Package(
         .target(name: "Udev", dependencies: ["CUdev"]),
         .target(name: "DBus", dependencies: ["CDBus", "EpollLoop"]),
 
+        // System helpers: the C library calls the sources, the daemon and the tools share.
+        .target(name: "SystemSupport", dependencies: ["EpollLoop", .product(name: "Logging", package: "swift-log")]),
+
         // Sources.
         .target(
             name: "NotifyBusSources",
             dependencies: [
-                "NotifyBus", "Udev", "DBus", "EpollLoop",
+                "NotifyBus", "Udev", "DBus", "EpollLoop", "SystemSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -73,7 +79,7 @@ let package = Package(
         .target(
             name: "NotifyBusDaemon",
             dependencies: [
-                "NotifyBus", "NotifyBusProtocol", "NotifyBusSources", "DBus", "EpollLoop",
+                "NotifyBus", "NotifyBusProtocol", "NotifyBusSources", "DBus", "EpollLoop", "SystemSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -84,7 +90,7 @@ let package = Package(
         .executableTarget(
             name: "notifywatch",
             dependencies: [
-                "NotifyBus", "NotifyBusLog", "NotifyBusSources", "NotifyBusClient", "DBus",
+                "NotifyBus", "NotifyBusLog", "NotifyBusSources", "NotifyBusClient", "DBus", "EpollLoop", "SystemSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -94,11 +100,10 @@ let package = Package(
         .executableTarget(
             name: "notifybusd",
             dependencies: [
-                "NotifyBusDaemon", "NotifyBusSources", "DBus", "EpollLoop",
+                "NotifyBusDaemon", "NotifyBusSources", "DBus", "EpollLoop", "SystemSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

@@ -29,3 +29,9 @@ enum SourceCatalog {
         return names.filter { (only.isEmpty || only.contains($0)) && !except.contains($0) }
     }
 }
+
+/// An error the CLI reports in words and exits non-zero.
+struct CLIError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

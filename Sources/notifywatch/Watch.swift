@@ -7,6 +7,7 @@ import Logging
 import NotifyBus
 import NotifyBusLog
 import NotifyBusSources
+import SystemSupport
 
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

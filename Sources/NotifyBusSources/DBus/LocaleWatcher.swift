@@ -1,6 +1,7 @@
 import DBus
 import EpollLoop
 import NotifyBus
+import SystemSupport
 
 /// The loop-side part of `LocaleSource`.
 final class LocaleWatcher: DBusSourceWatcher<LocaleConfiguration> {

@@ -1,3 +1,5 @@
+import SystemSupport
+
 /// A time zone's offsets from UTC over time, read from its TZif data (RFC 8536, as in
 /// `/usr/share/zoneinfo`): the table of transitions, and the footer's POSIX TZ rule for times
 /// past the table.
