@@ -75,7 +75,7 @@ let package = Package(
         ),
 
         // Daemon.
-        .target(name: "NotifyBusProtocol", dependencies: ["NotifyBus", "DBus"]),
+        .target(name: "NotifyBusProtocol", dependencies: ["NotifyBus", "DBus", "SystemSupport"]),
         .target(
             name: "NotifyBusDaemon",
             dependencies: [
@@ -84,7 +84,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .target(name: "NotifyBusClient", dependencies: ["NotifyBus", "NotifyBusProtocol", "DBus", "EpollLoop"]),
+        .target(name: "NotifyBusClient", dependencies: ["NotifyBus", "NotifyBusProtocol", "DBus", "EpollLoop", "SystemSupport"]),
 
         // Tools. The examples build with the package so that they cannot rot.
         .executableTarget(
@@ -154,7 +154,8 @@ let package = Package(
         .testTarget(
             name: "NotifyBusDaemonTests",
             dependencies: [
-                "NotifyBus", "NotifyBusDaemon", "NotifyBusProtocol", "NotifyBusClient", "DBus", "EpollLoop", "TestSupport",
+                "NotifyBus", "NotifyBusDaemon", "NotifyBusProtocol", "NotifyBusClient", "DBus", "EpollLoop", "SystemSupport",
+                "TestSupport",
                 "notifybusd", "notifywatch", .product(name: "Logging", package: "swift-log"),
             ]),
         // notifywatch against the real iio-sensor-proxy, systemd-localed and xdg-desktop-portal.

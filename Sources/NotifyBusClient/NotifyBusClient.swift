@@ -2,6 +2,7 @@ import DBus
 import NotifyBus
 import NotifyBusProtocol
 import Synchronization
+import SystemSupport
 
 /// An app's way to the bus that `notifybusd` runs (CONTRACT.md §5): subscriptions that yield the
 /// same `SubscriptionEvent`s as an in-process `NotificationBus`, held for the app by the daemon

@@ -167,9 +167,3 @@ public struct TimeZoneRules: Sendable, Hashable {
         return (day + 1) * 86_400 - offset
     }
 }
-
-/// `a / b` rounded towards negative infinity (`b` > 0).
-func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
-    let quotient = a / b
-    return a % b < 0 ? quotient - 1 : quotient
-}
