@@ -252,7 +252,7 @@ public final class ProcessLifeWatcher {
     /// What inotify told of the watched files.
     private func groupFileEvent(_ event: InotifyWatches.Event) {
         switch event {
-        case .modified(let file):
+        case .changed(let file):
             guard let group = groupsOfFiles[file] else { return }
             perform(state.groupChanged(group))
         case .ended(let file):
