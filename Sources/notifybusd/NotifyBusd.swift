@@ -75,8 +75,8 @@ struct NotifyBusd: AsyncParsableCommand {
         let daemon = NotifyBusDaemon(configuration: .init(
             sessionBus: sessionBus.map(DBusAddress.address) ?? .session,
             sources: SystemSources.Options(
-                systemBus: systemBus.map(SourceBusAddress.address) ?? .system,
-                sessionBus: sessionBus.map(SourceBusAddress.address) ?? .session,
+                systemBus: systemBus.map(DBusAddress.address) ?? .system,
+                sessionBus: sessionBus.map(DBusAddress.address) ?? .session,
                 only: onlySources, except: exceptSources, logger: logger),
             maximumHeld: maxHeld, maximumSubscriptions: maxSubscriptions, logger: logger))
         // SIGINT and SIGTERM begin graceful shutdown; the listener's loop wakes only for them.

@@ -60,7 +60,7 @@ struct LocaleSourceTests {
         let source = LocaleSource(
             bus: notifications,
             configuration: .init(
-                address: bus.sourceAddress, files: [localeConf, defaultLocale],
+                address: bus.dbusAddress, files: [localeConf, defaultLocale],
                 connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200), defaultTimeout: .seconds(5))),
             logger: log.logger)
         return RunningSource(source, bus: notifications, log: log)

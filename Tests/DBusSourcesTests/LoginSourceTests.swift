@@ -68,7 +68,7 @@ struct LoginSourceTests {
         let source = LoginSource(
             bus: notifications,
             configuration: .init(
-                address: bus.sourceAddress,
+                address: bus.dbusAddress,
                 connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200), defaultTimeout: .seconds(5)),
                 onWake: onWake),
             logger: log.logger)
@@ -222,7 +222,7 @@ struct LoginSourceTests {
             bus: bus, template: fixture("locale1.py"), name: "org.freedesktop.locale1",
             parameters: #"{"locale": ["LANG=C.UTF-8"], "locale_file": "\#(localeFile)"}"#)
         let notifications = NotificationBus()
-        let sources = SystemSources.all(bus: notifications, options: .init(systemBus: bus.sourceAddress, only: ["locale", "login"]))
+        let sources = SystemSources.all(bus: notifications, options: .init(systemBus: bus.dbusAddress, only: ["locale", "login"]))
         #expect(sources.map(\.name) == ["locale", "login"])
         let events = Recorder<SubscriptionEvent>()
         let subscription = notifications.subscribe([.all]) { events.append($0) }

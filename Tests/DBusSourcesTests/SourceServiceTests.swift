@@ -13,7 +13,7 @@ struct SourceServiceTests {
         let notifications = NotificationBus()
         let log = LogRecorder()
         let sources = SystemSources.all(bus: notifications, options: .init(
-            systemBus: bus.sourceAddress, sessionBus: bus.sourceAddress, logger: log.logger))
+            systemBus: bus.dbusAddress, sessionBus: bus.dbusAddress, logger: log.logger))
         #expect(sources.map(\.name) == ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login"])
         let loops = sources.compactMap { source -> SourceLoop? in
             switch source {

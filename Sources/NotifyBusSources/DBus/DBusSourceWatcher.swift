@@ -5,9 +5,9 @@ import NotifyBus
 /// The configuration of a D-Bus source: the bus its peer is on and how to connect to it.
 protocol DBusSourceConfiguration: Sendable {
     /// The bus the source's peer is on.
-    var address: SourceBusAddress { get }
+    var address: DBusAddress { get }
     /// Timeouts, and reconnection backoff.
-    var connection: SourceConnectionOptions { get }
+    var connection: DBusConnection.Configuration { get }
 }
 
 /// A D-Bus object that a source reads: the name that serves it, its path and its interface.
@@ -66,7 +66,7 @@ class DBusSourceWatcher<Configuration: DBusSourceConfiguration>: ConfiguredWatch
         report = hooks.report
         problem = hooks.problem
         let connection = DBusConnection(
-            address: configuration.address.dbus, context: context, configuration: configuration.connection.dbus)
+            address: configuration.address, context: context, configuration: configuration.connection)
         self.connection = connection
         proxies = Self.peers.map { peer in
             DBusProxy(
