@@ -128,6 +128,7 @@ let package = Package(
         .testTarget(name: "NotifyBusLogTests", dependencies: ["NotifyBus", "NotifyBusLog"], exclude: ["Fixtures"]),
         .testTarget(name: "EpollLoopTests", dependencies: ["EpollLoop"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport", "EpollLoop"]),
+        .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport", "EpollLoop", "TestSupport"]),
         .testTarget(
             name: "PowerSupplyTests",
             dependencies: [

@@ -31,7 +31,7 @@ package final class InotifyWatches {
     }
 
     /// What the kernel told.
-    package enum Event: Hashable {
+    package enum Event: Hashable, Sendable {
         /// The file at the path changed: a watched file, or an entry of a watched directory.
         case changed(String)
         /// The watch of the path ended without `remove(_:)`: the file or directory is gone.

@@ -1,13 +1,13 @@
 extension WallTime {
     /// An RFC 3339 date and time, `2026-11-21T09:00:00Z` or `2026-11-21T10:00:00.250+01:00`:
     /// a full date, `T`, a full time with optional fractional seconds (kept to the nanosecond,
-    /// rounded down), and `Z` or a numeric offset; `nil` for anything else, and for a time
+    /// rounded down), and `Z` or a numeric offset (`t` and `z` in lower case too); `nil` for anything else, and for a time
     /// outside the years a `WallTime` holds (about 1678 to 2262).
     public init?(rfc3339 text: String) {
         var scanner = DigitScanner(Array(text.utf8))
         guard let year = scanner.number(digits: 4), scanner.skip("-"),
             let month = scanner.number(digits: 2), scanner.skip("-"),
-            let day = scanner.number(digits: 2), scanner.skip("T"),
+            let day = scanner.number(digits: 2), scanner.skip("T") || scanner.skip("t"),
             let hour = scanner.number(digits: 2), scanner.skip(":"),
             let minute = scanner.number(digits: 2), scanner.skip(":"),
             let second = scanner.number(digits: 2)
@@ -24,7 +24,7 @@ extension WallTime {
             guard digits > 0 else { return nil }
         }
         var offset = 0
-        if !scanner.skip("Z") {
+        if !(scanner.skip("Z") || scanner.skip("z")) {
             let sign: Int
             if scanner.skip("+") { sign = 1 } else if scanner.skip("-") { sign = -1 } else { return nil }
             guard let hours = scanner.number(digits: 2), scanner.skip(":"), let minutes = scanner.number(digits: 2),
