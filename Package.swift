@@ -7,8 +7,8 @@ import PackageDescription
 //   formats         NotifyBusLog        event logs (CONTRACT.md §2): read, write, replay
 //   C shims         CUdev, CDBus, CEpollLoop
 //   system wrappers Udev, DBus, EpollLoop   each owns its C objects; no C above them
-//   system helpers  SystemSupport       small files, inotify, wall time and RFC 3339, signals,
-//                                       the standard-error log handler: for sources, daemon, tools
+//   system helpers  SystemSupport       the C library calls the layers above share: small files,
+//                                       inotify, wall time and RFC 3339, signals, logging to stderr
 //   sources         NotifyBusSources    udev and D-Bus sources, each a `Service`
 //   daemon          NotifyBusProtocol   notifybusd's D-Bus interface (CONTRACT.md §5), both sides
 //                   NotifyBusDaemon     the bus as a D-Bus service, following subscribers' lives
