@@ -2,6 +2,7 @@ import DBus
 import NotifyBus
 import NotifyBusProtocol
 import Synchronization
+import SystemSupport
 
 /// An app's way to the bus that `notifybusd` runs (specification: D-Bus interface): subscriptions that yield the
 /// same `SubscriptionEvent`s as an in-process `NotificationBus`, held for the app by the daemon

@@ -5,6 +5,7 @@ import DBus
 import NotifyBus
 import NotifyBusClient
 import NotifyBusSources
+import SystemSupport
 
 /// `notifywatch --daemon`: the same lines, through a running `notifybusd` (specification: notifywatch output, "Through the daemon").
 ///

@@ -8,6 +8,7 @@ import NotifyBus
 import NotifyBusLog
 import NotifyBusProtocol
 import NotifyBusSources
+import SystemSupport
 
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -75,8 +76,9 @@ struct Watch: AsyncParsableCommand {
     var color: Replay.ColorChoice = .auto
 
     @Option(help: """
-        What the sources log on standard error: trace, debug (also status changes), info, \
-        notice, warning (what they skip: wrong types, malformed signals), error, critical.
+        What the sources log on standard error: trace, debug (also status changes, and the \
+        daemons not installed here), info, notice, warning (what they skip: wrong types, \
+        malformed signals), error, critical.
         """)
     var logLevel: Logger.Level = .warning
 

@@ -51,7 +51,7 @@ struct PowerProfileSourceTests {
         let source = PowerProfileSource(
             bus: notifications,
             configuration: .init(
-                address: bus.sourceAddress,
+                address: bus.dbusAddress,
                 connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200), defaultTimeout: .seconds(5))),
             logger: log.logger)
         return RunningSource(source, bus: notifications, log: log)
@@ -189,7 +189,7 @@ struct RealPowerProfilesDaemonTests {
             PowerProfileSource(
                 bus: notifications,
                 configuration: .init(
-                    address: bus.sourceAddress,
+                    address: bus.dbusAddress,
                     connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200), defaultTimeout: .seconds(5))),
                 logger: log.logger),
             bus: notifications, log: log)

@@ -16,8 +16,9 @@ import Synchronization
 /// graceful shutdown begins.
 ///
 /// What a source skips (input of the wrong type, a malformed signal, a failed call) is logged
-/// at `warning`, and each status change at `debug`, through `logger`, with the metadata
-/// `source` (the name), and `key` and `peer` (a D-Bus name) where they are known.
+/// at `warning`; what is normal where it happens (a service not installed, a fallback taken)
+/// and each status change at `debug`; through `logger`, with the metadata `source` (the name),
+/// and `key` and `peer` (a D-Bus name) where they are known.
 public final class SystemSource<Settings: SystemSourceConfiguration>: NotifyBusSource {
     /// The type of its configuration, e.g. `PowerSupplyConfiguration`.
     public typealias Configuration = Settings

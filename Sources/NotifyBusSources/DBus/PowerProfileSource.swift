@@ -25,12 +25,12 @@ public typealias PowerProfileSource = SystemSource<PowerProfileConfiguration>
 /// How `PowerProfileSource` behaves.
 public struct PowerProfileConfiguration: Sendable {
     /// The bus power-profiles-daemon is on (the system bus, honouring `DBUS_SYSTEM_BUS_ADDRESS`).
-    public var address: SourceBusAddress
+    public var address: DBusAddress
     /// Timeouts, and reconnection backoff.
-    public var connection: SourceConnectionOptions
+    public var connection: DBusConnection.Configuration
 
     /// Creates a configuration.
-    public init(address: SourceBusAddress = .system, connection: SourceConnectionOptions = .init(defaultTimeout: .seconds(10))) {
+    public init(address: DBusAddress = .system, connection: DBusConnection.Configuration = .init(defaultTimeout: .seconds(10))) {
         self.address = address
         self.connection = connection
     }

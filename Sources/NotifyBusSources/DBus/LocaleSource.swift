@@ -36,16 +36,16 @@ public typealias LocaleSource = SystemSource<LocaleConfiguration>
 /// How `LocaleSource` behaves.
 public struct LocaleConfiguration: Sendable {
     /// The bus localed is on (the system bus, honouring `DBUS_SYSTEM_BUS_ADDRESS`).
-    public var address: SourceBusAddress
+    public var address: DBusAddress
     /// The locale files to watch, in order of precedence.
     public var files: [String]
     /// Timeouts, and reconnection backoff.
-    public var connection: SourceConnectionOptions
+    public var connection: DBusConnection.Configuration
 
     /// Creates a configuration.
     public init(
-        address: SourceBusAddress = .system, files: [String] = ["/etc/locale.conf", "/etc/default/locale"],
-        connection: SourceConnectionOptions = .init(defaultTimeout: .seconds(10))
+        address: DBusAddress = .system, files: [String] = ["/etc/locale.conf", "/etc/default/locale"],
+        connection: DBusConnection.Configuration = .init(defaultTimeout: .seconds(10))
     ) {
         self.address = address
         self.files = files

@@ -1,6 +1,7 @@
 import DBus
 import EpollLoop
 import NotifyBus
+import SystemSupport
 
 /// The loop-side part of `LocaleSource`.
 final class LocaleWatcher: DBusSourceWatcher<LocaleConfiguration> {
@@ -100,7 +101,8 @@ final class LocaleWatcher: DBusSourceWatcher<LocaleConfiguration> {
 
     private func readFailed(_ error: DBusError, orFiles: Bool) {
         guard orFiles || !known else { return }
-        problem("reading Locale from \(Self.service) failed: \(error); reading the files")
+        // Where localed is not installed, the files are the normal way.
+        problem.note("reading Locale from \(Self.service) failed: \(error); reading the files")
         if readFiles() {
             report(.running)
         } else {

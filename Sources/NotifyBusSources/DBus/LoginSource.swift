@@ -30,9 +30,9 @@ public typealias LoginSource = SystemSource<LoginConfiguration>
 /// How `LoginSource` behaves.
 public struct LoginConfiguration: Sendable {
     /// The bus logind is on (the system bus, honouring `DBUS_SYSTEM_BUS_ADDRESS`).
-    public var address: SourceBusAddress
+    public var address: DBusAddress
     /// Timeouts, and reconnection backoff.
-    public var connection: SourceConnectionOptions
+    public var connection: DBusConnection.Configuration
     /// The process whose session's lock is followed; `nil` means this process (`getpid()`).
     public var processID: Int32?
     /// Called after every wake (`PrepareForSleep(false)`), on the source's loop thread: it must
@@ -41,7 +41,7 @@ public struct LoginConfiguration: Sendable {
 
     /// Creates a configuration.
     public init(
-        address: SourceBusAddress = .system, connection: SourceConnectionOptions = .init(defaultTimeout: .seconds(10)),
+        address: DBusAddress = .system, connection: DBusConnection.Configuration = .init(defaultTimeout: .seconds(10)),
         processID: Int32? = nil, onWake: (@Sendable () -> Void)? = nil
     ) {
         self.address = address

@@ -1,3 +1,4 @@
+import DBus
 import NotifyBus
 
 // What makes each built-in configuration (or, for the udev sources, reading) the

@@ -1,8 +1,5 @@
 import EpollLoop
-
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemSupport
 
 /// The wall clock `TimeSource` reads, and its alarms: the system's (`SystemWallClock`), or one
 /// a test moves by hand (`ManualWallClock`), so a test crosses midnight, a daylight-saving
@@ -45,12 +42,8 @@ public struct SystemWallClock: WallClock {
     /// The system clock.
     public init() {}
 
-    /// Now, from `clock_gettime(CLOCK_REALTIME)`.
-    public func now() -> Int64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Int64(spec.tv_sec)
-    }
+    /// Now, from `WallTime.now()` (`CLOCK_REALTIME`).
+    public func now() -> Int64 { WallTime.now().seconds }
 
     /// A `timerfd` alarm.
     public func makeAlarm() throws -> any WallClockAlarm {

@@ -1,6 +1,7 @@
 import DBus
 import EpollLoop
 import NotifyBus
+import SystemSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,5 @@
+import SystemSupport
+
 /// A time zone's offsets from UTC over time, read from its TZif data (RFC 8536, as in
 /// `/usr/share/zoneinfo`): the table of transitions, and the footer's POSIX TZ rule for times
 /// past the table.
@@ -164,10 +166,4 @@ public struct TimeZoneRules: Sendable, Hashable {
         let day = floorDivide(time + offset, 86_400)
         return (day + 1) * 86_400 - offset
     }
-}
-
-/// `a / b` rounded towards negative infinity (`b` > 0).
-func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
-    let quotient = a / b
-    return a % b < 0 ? quotient - 1 : quotient
 }

@@ -52,17 +52,17 @@ public typealias SensorProxySource = SystemSource<SensorProxyConfiguration>
 /// How `SensorProxySource` behaves.
 public struct SensorProxyConfiguration: Sendable {
     /// The bus the service is on (the system bus, honouring `DBUS_SYSTEM_BUS_ADDRESS`).
-    public var address: SourceBusAddress
+    public var address: DBusAddress
     /// How long after a claim to read the sensor's value when no reading arrived.
     /// iio-sensor-proxy polls at ~700 ms; the default is 1.5 s.
     public var settleDelay: Duration
     /// Timeouts, and reconnection backoff when the bus goes away.
-    public var connection: SourceConnectionOptions
+    public var connection: DBusConnection.Configuration
 
     /// Creates a configuration.
     public init(
-        address: SourceBusAddress = .system, settleDelay: Duration = .milliseconds(1500),
-        connection: SourceConnectionOptions = .init(defaultTimeout: .seconds(5))
+        address: DBusAddress = .system, settleDelay: Duration = .milliseconds(1500),
+        connection: DBusConnection.Configuration = .init(defaultTimeout: .seconds(5))
     ) {
         self.address = address
         self.settleDelay = settleDelay

@@ -1,12 +1,13 @@
 /// A date of the proleptic Gregorian calendar, counted in days from 1970-01-01 (Howard
-/// Hinnant's `civil_from_days` and `days_from_civil`).
-struct CivilDate: Hashable, CustomStringConvertible {
-    var year: Int
-    var month: Int
-    var day: Int
+/// Hinnant's `civil_from_days` and `days_from_civil`): the time source's dates and zone rules,
+/// and the dates of RFC 3339 times.
+package struct CivilDate: Hashable, CustomStringConvertible {
+    package var year: Int
+    package var month: Int
+    package var day: Int
 
     /// The date `days` days after 1970-01-01 (before it when negative).
-    init(daysSinceEpoch days: Int64) {
+    package init(daysSinceEpoch days: Int64) {
         let shifted = days + 719_468
         let era = floorDivide(shifted, 146_097)
         let dayOfEra = shifted - era * 146_097
@@ -19,7 +20,7 @@ struct CivilDate: Hashable, CustomStringConvertible {
     }
 
     /// Days from 1970-01-01 to `year`-`month`-`day`.
-    static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int64 {
+    package static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int64 {
         let y = Int64(month <= 2 ? year - 1 : year)
         let era = floorDivide(y, 400)
         let yearOfEra = y - era * 400
@@ -29,11 +30,11 @@ struct CivilDate: Hashable, CustomStringConvertible {
         return era * 146_097 + dayOfEra - 719_468
     }
 
-    static func isLeap(_ year: Int) -> Bool {
+    package static func isLeap(_ year: Int) -> Bool {
         year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
     }
 
-    static func daysIn(month: Int, year: Int) -> Int {
+    package static func daysIn(month: Int, year: Int) -> Int {
         switch month {
         case 2: isLeap(year) ? 29 : 28
         case 4, 6, 9, 11: 30
@@ -42,11 +43,19 @@ struct CivilDate: Hashable, CustomStringConvertible {
     }
 
     /// `YYYY-MM-DD` (years before 1000 padded to four digits; negative years with a `-`).
-    var description: String {
-        func padded(_ value: Int, _ width: Int) -> String {
-            let digits = String(abs(value))
-            return (value < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
-        return "\(padded(year, 4))-\(padded(month, 2))-\(padded(day, 2))"
+    package var description: String {
+        "\(zeroPadded(year, 4))-\(zeroPadded(month, 2))-\(zeroPadded(day, 2))"
     }
+}
+
+/// `a / b` rounded towards negative infinity (`b` > 0).
+package func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
+    let quotient = a / b
+    return a % b < 0 ? quotient - 1 : quotient
+}
+
+/// `value` in decimal with leading zeros to `width` digits, after a `-` when negative.
+package func zeroPadded(_ value: Int, _ width: Int) -> String {
+    let digits = String(value.magnitude)
+    return (value < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - digits.count)) + digits
 }

@@ -21,12 +21,12 @@ public typealias NetworkSource = SystemSource<NetworkConfiguration>
 /// How `NetworkSource` behaves.
 public struct NetworkConfiguration: Sendable {
     /// The bus NetworkManager is on (the system bus, honouring `DBUS_SYSTEM_BUS_ADDRESS`).
-    public var address: SourceBusAddress
+    public var address: DBusAddress
     /// Timeouts, and reconnection backoff.
-    public var connection: SourceConnectionOptions
+    public var connection: DBusConnection.Configuration
 
     /// Creates a configuration.
-    public init(address: SourceBusAddress = .system, connection: SourceConnectionOptions = .init(defaultTimeout: .seconds(10))) {
+    public init(address: DBusAddress = .system, connection: DBusConnection.Configuration = .init(defaultTimeout: .seconds(10))) {
         self.address = address
         self.connection = connection
     }

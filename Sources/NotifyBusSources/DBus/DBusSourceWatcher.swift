@@ -5,9 +5,9 @@ import NotifyBus
 /// The configuration of a D-Bus source: the bus its peer is on and how to connect to it.
 protocol DBusSourceConfiguration: Sendable {
     /// The bus the source's peer is on.
-    var address: SourceBusAddress { get }
+    var address: DBusAddress { get }
     /// Timeouts, and reconnection backoff.
-    var connection: SourceConnectionOptions { get }
+    var connection: DBusConnection.Configuration { get }
 }
 
 /// A D-Bus object that a source reads: the name that serves it, its path and its interface.
@@ -66,7 +66,7 @@ class DBusSourceWatcher<Configuration: DBusSourceConfiguration>: ConfiguredWatch
         report = hooks.report
         problem = hooks.problem
         let connection = DBusConnection(
-            address: configuration.address.dbus, context: context, configuration: configuration.connection.dbus)
+            address: configuration.address, context: context, configuration: configuration.connection)
         self.connection = connection
         proxies = Self.peers.map { peer in
             DBusProxy(
@@ -131,11 +131,28 @@ class DBusSourceWatcher<Configuration: DBusSourceConfiguration>: ConfiguredWatch
         }
     }
 
-    /// A read of `peer` failed: logged, and the source unavailable ("`daemon` (`peer`) cannot be
-    /// read"). Nothing when the owner changed meanwhile: the new owner is read next.
+    /// A read of `peer` failed: logged (at `debug` when the service is not there), and the source
+    /// unavailable ("`daemon` (`peer`) cannot be read"). Nothing when the owner changed
+    /// meanwhile: the new owner is read next.
     func readFailed(_ error: DBusError, peer: BusName, daemon: String) {
         if error.name == DBusError.Name.ownerChanged { return }
-        problem("reading \(peer) failed: \(error)", peer: peer.rawValue)
+        if error.meansServiceAbsent {
+            problem.note("reading \(peer) failed: \(error)", peer: peer.rawValue)
+        } else {
+            problem("reading \(peer) failed: \(error)", peer: peer.rawValue)
+        }
         report(.unavailable(reason: "\(daemon) (\(peer)) cannot be read: \(error)"))
+    }
+}
+
+extension DBusError {
+    /// Whether the error says that the service is not there: its name has no owner and cannot be
+    /// activated (`ServiceUnknown`, `NameHasNoOwner`), or is activated through a systemd unit that
+    /// is not installed or is masked. Normal on a machine without that daemon.
+    var meansServiceAbsent: Bool {
+        [
+            Name.serviceUnknown, Name.nameHasNoOwner,
+            "org.freedesktop.systemd1.NoSuchUnit", "org.freedesktop.systemd1.UnitMasked",
+        ].contains(name)
     }
 }

@@ -58,7 +58,11 @@ final class PortalSettingsWatcher: DBusSourceWatcher<PortalSettingsConfiguration
             case .failure(let error):
                 // Gone, or answered by a former owner: the new one is read when it is known.
                 if error.name == DBusError.Name.disconnected || error.name == DBusError.Name.ownerChanged { return }
-                self.problem("ReadAll failed: \(error)")
+                if error.meansServiceAbsent {
+                    self.problem.note("ReadAll failed: \(error)")
+                } else {
+                    self.problem("ReadAll failed: \(error)")
+                }
                 self.report(.unavailable(reason: "the portal (\(Self.service)) cannot be read: \(error)"))
             }
         }

@@ -38,16 +38,16 @@ public typealias PortalSettingsSource = SystemSource<PortalSettingsConfiguration
 /// How `PortalSettingsSource` behaves.
 public struct PortalSettingsConfiguration: Sendable {
     /// The bus the portal is on (the session bus, from `DBUS_SESSION_BUS_ADDRESS`).
-    public var address: SourceBusAddress
+    public var address: DBusAddress
     /// The namespaces to publish (exact, or a prefix ending in `*`); empty means all.
     public var namespaces: [String]
     /// Timeouts, and reconnection backoff.
-    public var connection: SourceConnectionOptions
+    public var connection: DBusConnection.Configuration
 
     /// Creates a configuration.
     public init(
-        address: SourceBusAddress = .session, namespaces: [String] = [],
-        connection: SourceConnectionOptions = .init(defaultTimeout: .seconds(10))
+        address: DBusAddress = .session, namespaces: [String] = [],
+        connection: DBusConnection.Configuration = .init(defaultTimeout: .seconds(10))
     ) {
         self.address = address
         self.namespaces = namespaces

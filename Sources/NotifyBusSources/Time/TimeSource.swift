@@ -1,3 +1,4 @@
+import DBus
 import NotifyBus
 
 /// The local time zone and what follows from it, published as the specification's `time/zone`
@@ -31,7 +32,7 @@ public typealias TimeSource = SystemSource<TimeConfiguration>
 /// How `TimeSource` behaves.
 public struct TimeConfiguration: Sendable {
     /// The bus timedated is on (the system bus, honouring `DBUS_SYSTEM_BUS_ADDRESS`).
-    public var address: SourceBusAddress
+    public var address: DBusAddress
     /// The zone link, `/etc/localtime`.
     public var localtime: String
     /// The zone database, `/usr/share/zoneinfo`.
@@ -39,13 +40,13 @@ public struct TimeConfiguration: Sendable {
     /// The wall clock: the system's, or a `ManualWallClock` in tests.
     public var clock: any WallClock
     /// Timeouts, and reconnection backoff.
-    public var connection: SourceConnectionOptions
+    public var connection: DBusConnection.Configuration
 
     /// Creates a configuration.
     public init(
-        address: SourceBusAddress = .system, localtime: String = "/etc/localtime",
+        address: DBusAddress = .system, localtime: String = "/etc/localtime",
         zoneinfo: String = "/usr/share/zoneinfo", clock: any WallClock = SystemWallClock(),
-        connection: SourceConnectionOptions = .init(defaultTimeout: .seconds(10))
+        connection: DBusConnection.Configuration = .init(defaultTimeout: .seconds(10))
     ) {
         self.address = address
         self.localtime = localtime

@@ -159,8 +159,9 @@ final class LoginWatcher: DBusSourceWatcher<LoginConfiguration> {
             }
         case .loadFailed(let error):
             if error.name == DBusError.Name.ownerChanged { return }
-            // No session: no key, until a re-read finds one.
-            problem("no logind session found for this process: \(error)", key: "session/locked", peer: Self.service.rawValue)
+            // No session (a service, a container, a login without pam_systemd): no key, until a
+            // re-read finds one.
+            problem.note("no logind session found for this process: \(error)", key: "session/locked", peer: Self.service.rawValue)
             dropSession()
         case .malformedSignal(let error):
             problem("unexpected signal: \(error)", key: "session/locked", peer: Self.service.rawValue)

@@ -6,20 +6,35 @@ import Glibc
 import Musl
 #endif
 
-/// One inotify instance on the loop thread, watching files for modification (`IN_MODIFY`): the
-/// `cgroup.events` files of the followed groups. Wraps `inotify_init1`, `inotify_add_watch`,
-/// `inotify_rm_watch` and `read`.
+/// One inotify instance on the loop thread: the one owner of inotify. Wraps `inotify_init1`,
+/// `inotify_add_watch`, `inotify_rm_watch` and `read`.
 ///
-/// `handler` is told, on the loop thread, of each watched path that changed (once per read of
+/// It watches files for modification (`modified`: the daemon's `cgroup.events` files) and
+/// directories for what happens to their entries (`entries`: `FileChangeWatcher`'s
+/// configuration files, replaced by an atomic rename). `handler` is told, on the loop thread, of
+/// each path that changed (a watched file, or an entry of a watched directory; once per read of
 /// the queue, however many events it had), of a path whose watch the kernel ended (the file or
-/// its group was removed: `IN_IGNORED`), and of a queue overflow, after which any file may have
+/// directory was removed: `IN_IGNORED`), and of a queue overflow, after which any file may have
 /// changed.
-final class InotifyWatches {
+package final class InotifyWatches {
+    /// What to watch a path for.
+    package struct Changes: OptionSet, Sendable {
+        package let rawValue: UInt32
+        package init(rawValue: UInt32) { self.rawValue = rawValue }
+
+        /// The file was written (`IN_MODIFY`).
+        package static let modified = Changes(rawValue: UInt32(IN_MODIFY))
+        /// An entry of the directory was created, written and closed, renamed in or out, deleted,
+        /// or had its attributes changed.
+        package static let entries = Changes(
+            rawValue: UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB))
+    }
+
     /// What the kernel told.
-    enum Event: Hashable {
-        /// The file at the path was modified.
-        case modified(String)
-        /// The watch of the path ended without `remove(_:)`: the file is gone.
+    package enum Event: Hashable, Sendable {
+        /// The file at the path changed: a watched file, or an entry of a watched directory.
+        case changed(String)
+        /// The watch of the path ended without `remove(_:)`: the file or directory is gone.
         case ended(String)
         /// Events were lost (`IN_Q_OVERFLOW`): any watched file may have changed.
         case overflow
@@ -35,7 +50,7 @@ final class InotifyWatches {
     /// Starts an inotify instance and watches its descriptor on `context`'s loop.
     /// - Throws: `EventLoopError.systemCall` when `inotify_init1` fails, or the loop's error
     ///   when it cannot watch the descriptor.
-    init(context: LoopContext, handler: @escaping (Event) -> Void) throws(EventLoopError) {
+    package init(context: LoopContext, handler: @escaping (Event) -> Void) throws(EventLoopError) {
         self.context = context
         self.handler = handler
         fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
@@ -54,15 +69,15 @@ final class InotifyWatches {
     deinit { stop() }
 
     /// The paths watched now.
-    var watchedPaths: [String] { Array(descriptors.keys) }
+    package var watchedPaths: [String] { Array(descriptors.keys) }
 
-    /// Watches the file at `path` for modification.
+    /// Watches the file or directory at `path` for `changes`.
     /// - Returns: `nil` when it is watched, or the `errno` of `inotify_add_watch` (`ENOENT` when
     ///   it does not exist).
-    func add(_ path: String) -> Int32? {
+    package func add(_ path: String, for changes: Changes = .modified) -> Int32? {
         guard fd >= 0 else { return EBADF }
         if descriptors[path] != nil { return nil }
-        let wd = inotify_add_watch(fd, path, UInt32(IN_MODIFY))
+        let wd = inotify_add_watch(fd, path, changes.rawValue)
         guard wd >= 0 else { return errno }
         paths[wd] = path
         descriptors[path] = wd
@@ -70,14 +85,14 @@ final class InotifyWatches {
     }
 
     /// Stops watching `path`; a path not watched is ignored.
-    func remove(_ path: String) {
+    package func remove(_ path: String) {
         guard let wd = descriptors.removeValue(forKey: path) else { return }
         paths[wd] = nil
         if fd >= 0 { _ = inotify_rm_watch(fd, wd) }
     }
 
     /// Ends every watch and the instance.
-    func stop() {
+    package func stop() {
         if let registration { context.deregister(registration) }
         registration = nil
         if fd >= 0 { _ = close(fd) }
@@ -101,6 +116,7 @@ final class InotifyWatches {
                     let wd = raw.loadUnaligned(fromByteOffset: offset, as: Int32.self)
                     let mask = raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
                     let length = Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+                    let name = raw[(offset + headerSize)..<min(count, offset + headerSize + length)].prefix { $0 != 0 }
                     offset += headerSize + length
                     if mask & UInt32(IN_Q_OVERFLOW) != 0 {
                         events.append(.overflow)
@@ -111,12 +127,17 @@ final class InotifyWatches {
                             events.append(.ended(path))
                         }
                     } else if let path = paths[wd] {
-                        events.append(.modified(path))
+                        events.append(.changed(name.isEmpty ? path : Self.join(path, String(decoding: name, as: UTF8.self))))
                     }
                 }
             }
         }
         var told: Set<Event> = []
         for event in events where told.insert(event).inserted { handler(event) }
+    }
+
+    /// The path of the entry `name` of `directory`.
+    private static func join(_ directory: String, _ name: String) -> String {
+        directory == "/" ? "/" + name : directory + "/" + name
     }
 }

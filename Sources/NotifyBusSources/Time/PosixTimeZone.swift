@@ -1,3 +1,5 @@
+import SystemSupport
+
 /// A POSIX `TZ` rule such as `CET-1CEST,M3.5.0,M10.5.0/3`: what a TZif footer says for times
 /// past the file's table (RFC 8536 §3.3, with its extensions: hours up to ±167 in rule times,
 /// and `<+14>-14`-style quoted names).

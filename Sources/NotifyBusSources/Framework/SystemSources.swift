@@ -1,3 +1,4 @@
+import DBus
 import Logging
 import NotifyBus
 
@@ -24,9 +25,9 @@ public enum SystemSources {
     /// Which sources to make, and where the D-Bus ones connect.
     public struct Options: Sendable {
         /// The system bus (sensors, locale, time, power-profile, network, login).
-        public var systemBus: SourceBusAddress
+        public var systemBus: DBusAddress
         /// The session bus (settings).
-        public var sessionBus: SourceBusAddress
+        public var sessionBus: DBusAddress
         /// Only these sources (by name); empty means all.
         public var only: [String]
         /// Not these sources (by name).
@@ -41,7 +42,7 @@ public enum SystemSources {
 
         /// Creates the options.
         public init(
-            systemBus: SourceBusAddress = .system, sessionBus: SourceBusAddress = .session,
+            systemBus: DBusAddress = .system, sessionBus: DBusAddress = .session,
             only: [String] = [], except: [String] = [], logger: Logger? = nil, loop: SourceLoop? = nil
         ) {
             self.systemBus = systemBus
