@@ -2,8 +2,9 @@ import DBus
 import NotifyBus
 import NotifyBusProtocol
 import Synchronization
+import SystemSupport
 
-/// An app's way to the bus that `notifybusd` runs (CONTRACT.md §5): subscriptions that yield the
+/// An app's way to the bus that `notifybusd` runs (specification: D-Bus interface): subscriptions that yield the
 /// same `SubscriptionEvent`s as an in-process `NotificationBus`, held for the app by the daemon
 /// while the app is suspended, frozen or stopped.
 ///
@@ -84,7 +85,7 @@ public final class NotifyBusClient: Sendable {
     ///   - limit: the most entries held while suspended (1 to 65,536).
     ///   - initial: `.current` delivers the current value of every matching key first.
     ///   - followsFreezer: whether the daemon holds notifications while this process is frozen or
-    ///     stopped (CONTRACT.md §5.3).
+    ///     stopped (specification: D-Bus interface, "Following the subscriber's life").
     /// - Throws: `DBusError`: `ServiceUnknown` without a daemon, `InvalidArgs`,
     ///   `org.notifybus.Error.LimitsExceeded`.
     public func subscribe(

@@ -10,7 +10,7 @@ import NIOPosix
 import NotifyBusDaemon
 import NotifyBusSources
 import ServiceLifecycle
-import UnixSignals
+import SystemSupport
 
 /// The entry point: Swift concurrency's global executor becomes SwiftNIO's event loops before
 /// anything runs, so an idle daemon wakes for nothing (the default executor on Linux re-arms a
@@ -77,18 +77,31 @@ struct NotifyBusd: AsyncParsableCommand {
         let daemon = NotifyBusDaemon(configuration: .init(
             sessionBus: sessionBus.map(DBusAddress.address) ?? .session,
             sources: SystemSources.Options(
-                systemBus: systemBus.map(SourceBusAddress.address) ?? .system,
-                sessionBus: sessionBus.map(SourceBusAddress.address) ?? .session,
+                systemBus: systemBus.map(DBusAddress.address) ?? .system,
+                sessionBus: sessionBus.map(DBusAddress.address) ?? .session,
                 only: onlySources, except: exceptSources, logger: logger),
             maximumHeld: maxHeld, maximumSubscriptions: maxSubscriptions, logger: logger))
-        let group = ServiceGroup(configuration: .init(
-            services: [.init(service: daemon)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        // SIGINT and SIGTERM begin graceful shutdown; the listener's loop wakes only for them.
+        let signalLoop = try EventLoopThread(name: "notifybusd-sig")
+        let signals = try SignalListener([SIGINT, SIGTERM], loop: signalLoop)
+        let group = ServiceGroup(configuration: .init(services: [.init(service: daemon)], logger: logger))
         do {
-            try await group.run()
-        } catch let failure as NotifyBusDaemon.Failure {
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask {
+                    for await _ in signals.signals {
+                        await group.triggerGracefulShutdown()
+                    }
+                }
+                try await group.run()
+                tasks.cancelAll()
+            }
+        } catch {
+            await signalLoop.shutdown()
+            guard let failure = error as? NotifyBusDaemon.Failure else { throw error }
             StandardErrorLogHandler.print("notifybusd: \(failure)")
             throw ExitCode(1)
         }
+        await signalLoop.shutdown()
     }
 }
 

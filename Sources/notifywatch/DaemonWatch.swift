@@ -5,8 +5,9 @@ import DBus
 import NotifyBus
 import NotifyBusClient
 import NotifyBusSources
+import SystemSupport
 
-/// `notifywatch --daemon`: the same lines, through a running `notifybusd` (CONTRACT.md §3 and §5).
+/// `notifywatch --daemon`: the same lines, through a running `notifybusd` (specification: notifywatch output, "Through the daemon").
 ///
 /// It subscribes with its patterns, policy, limit and `initial`, prints a `source` line for each
 /// of the daemon's sources and then every change of them, and every event of its subscription.

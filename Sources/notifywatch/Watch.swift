@@ -6,7 +6,9 @@ import EpollLoop
 import Logging
 import NotifyBus
 import NotifyBusLog
+import NotifyBusProtocol
 import NotifyBusSources
+import SystemSupport
 
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -34,7 +36,7 @@ struct Watch: AsyncParsableCommand {
     @Argument(help: "Key patterns to watch (`*` one segment, `**` any number); default: everything.")
     var patterns: [String] = []
 
-    @Flag(help: "Print one JSON object per line (CONTRACT.md §3), flushed line by line.")
+    @Flag(help: "Print one JSON object per line (specification: notifywatch output), flushed line by line.")
     var json = false
 
     @Option(help: "What a resume delivers: latest, changed, all or drop.")
@@ -76,8 +78,9 @@ struct Watch: AsyncParsableCommand {
     var color: Replay.ColorChoice = .auto
 
     @Option(help: """
-        What the sources log on standard error: trace, debug (also status changes), info, \
-        notice, warning (what they skip: wrong types, malformed signals), error, critical.
+        What the sources log on standard error: trace, debug (also status changes, and the \
+        daemons not installed here), info, notice, warning (what they skip: wrong types, \
+        malformed signals), error, critical.
         """)
     var logLevel: Logger.Level = .warning
 
@@ -86,6 +89,9 @@ struct Watch: AsyncParsableCommand {
 
     func validate() throws {
         if limit < 0 { throw ValidationError("--limit must be 0 or more") }
+        if daemon, !(1...BusInterface.Limits.maximumLimit).contains(limit) {
+            throw ValidationError("--limit with --daemon must be 1 to \(BusInterface.Limits.maximumLimit), what notifybusd holds at most")
+        }
         if daemon, record != nil {
             throw ValidationError("--record cannot go with --daemon: the daemon's subscriber never sees the raw events")
         }

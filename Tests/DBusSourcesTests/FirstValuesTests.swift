@@ -39,7 +39,7 @@ extension LoginSourceTests {
         let running = makeSource()
         #expect(await running.waitForStatus("running"))
         #expect(await running.storeWhenFirstRunning() == ["system/sleep": "awake"])
-        #expect(running.problems.recent.contains { $0.hasPrefix("no logind session found for this process") })
+        #expect(running.problems.all.contains { $0.message.hasPrefix("no logind session found for this process") })
         try await running.stop()
         _ = mock
     }

@@ -4,11 +4,6 @@ import NotifyBus
 import NotifyBusSources
 import Testing
 
-extension PrivateBus {
-    /// The bus's address, as the sources take it.
-    var sourceAddress: SourceBusAddress { .address(address) }
-}
-
 /// A source running in a task, a subscriber recording what it receives, the statuses, and
 /// what the source logged (when it was made with `problems.logger`).
 final class RunningSource<Source: NotifyBusSource>: Sendable {

@@ -13,7 +13,7 @@ struct SourceServiceTests {
         let notifications = NotificationBus()
         let log = LogRecorder()
         let sources = SystemSources.all(bus: notifications, options: .init(
-            systemBus: bus.sourceAddress, sessionBus: bus.sourceAddress, logger: log.logger))
+            systemBus: bus.dbusAddress, sessionBus: bus.dbusAddress, logger: log.logger))
         #expect(sources.map(\.name) == ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login", "memory", "thermal"])
         let loops = sources.compactMap { source -> SourceLoop? in
             switch source {
@@ -54,6 +54,14 @@ struct SourceServiceTests {
         }
         #expect(!loop.isRunning)
         #expect(log.all.contains { $0.metadata["source"] == "settings" })
+        // A bus without the daemons is a normal machine: the D-Bus sources say so in their
+        // statuses and at debug, never at warning (the udev, time and locale sources read this
+        // machine's devices and files, which the other suites cover).
+        let daemonless = ["sensors", "settings", "power-profile", "network", "login", "thermal"]
+        let warned = log.all.filter { entry in
+            entry.level >= .warning && daemonless.contains { entry.metadata["source"] == .string($0) }
+        }
+        #expect(warned.isEmpty, "\(warned.map(\.message))")
         // Options choose the sources.
         let some = SystemSources.all(bus: notifications, options: .init(only: ["locale", "power"], except: ["power"]))
         #expect(some.map(\.name) == ["locale"])

@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-/// `notifywatch --daemon`: the lines of CONTRACT.md §3 through notifybusd.
+/// `notifywatch --daemon`: the lines of the specification's notifywatch output, through notifybusd.
 @Suite("notifywatch --daemon", .serialized)
 struct NotifyWatchDaemonTests {
     @Test func printsSourcesCurrentValuesLiveChangesAndFlushes() async throws {

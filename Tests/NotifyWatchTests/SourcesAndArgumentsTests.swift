@@ -70,6 +70,21 @@ struct SourcesAndArgumentsTests {
         #expect(result.stderr.contains("no source was chosen"))
     }
 
+    /// Where systemd-localed is not installed, the locale comes from the files: the normal way
+    /// there, so standard error stays empty, unless `--log-level debug` asks what happened.
+    @Test func aSystemBusWithoutLocaledIsNothingToWarnAbout() throws {
+        let bus = try PrivateBus()
+        let arguments = ["--source", "locale", "--system-bus", bus.address, "--no-initial"]
+        let quiet = try Watcher(arguments, testbed: nil, record: false)
+        #expect(quiet.next()?["type"] == "source")
+        #expect(quiet.stop(with: SIGTERM) == 0)
+        #expect(quiet.standardError == "")
+        let told = try Watcher(arguments + ["--log-level", "debug"], testbed: nil, record: false)
+        #expect(told.next()?["type"] == "source")
+        #expect(told.waitForStandardError(containing: "locale: reading Locale from org.freedesktop.locale1 failed"))
+        #expect(told.stop(with: SIGTERM) == 0)
+    }
+
     @Test func sourcesListsEachSourceWithItsStatusAndKeys() throws {
         let testbed = try Testbed.laptop()
         let human = try run(["sources"], testbed: testbed)
@@ -118,6 +133,9 @@ struct SourcesAndArgumentsTests {
         BadArguments(arguments: ["--limit", "-1"], message: "--limit"),
         BadArguments(arguments: ["--limit=-1"], message: "--limit must be 0 or more"),
         BadArguments(arguments: ["--limit", "many"], message: "many"),
+        // The daemon holds at most 65,536 entries for a subscription: nothing else is sent.
+        BadArguments(arguments: ["--daemon", "--limit", "65537"], message: "--limit with --daemon must be 1 to 65536"),
+        BadArguments(arguments: ["--daemon", "--limit", "0"], message: "--limit with --daemon must be 1 to 65536"),
         BadArguments(arguments: ["--color", "purple"], message: "purple"),
         BadArguments(arguments: ["--frobnicate"], message: "--frobnicate"),
         BadArguments(arguments: ["sources", "--policy", "all"], message: "--policy"),

@@ -1,4 +1,5 @@
 import EpollLoop
+import SystemSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,5 @@
+import DBus
+
 /// How hot the machine runs, published as CONTRACT.md §1's `thermal/state`: `"nominal"`, `"fair"`,
 /// `"serious"` or `"critical"` (iOS's `ProcessInfo.ThermalState`).
 ///
@@ -21,15 +23,15 @@ public typealias ThermalSource = SystemSource<ThermalConfiguration>
 /// How `ThermalSource` behaves.
 public struct ThermalConfiguration: Sendable {
     /// The bus power-profiles-daemon is on (the system bus, honouring `DBUS_SYSTEM_BUS_ADDRESS`).
-    public var address: SourceBusAddress
+    public var address: DBusAddress
     /// Timeouts, and reconnection backoff.
-    public var connection: SourceConnectionOptions
+    public var connection: DBusConnection.Configuration
     /// How often every zone is read again while one exists: 10 s (CONTRACT.md §1), no more often.
     public var rereadInterval: Duration
 
     /// Creates a configuration.
     public init(
-        address: SourceBusAddress = .system, connection: SourceConnectionOptions = .init(defaultTimeout: .seconds(10)),
+        address: DBusAddress = .system, connection: DBusConnection.Configuration = .init(defaultTimeout: .seconds(10)),
         rereadInterval: Duration = .seconds(10)
     ) {
         self.address = address
