@@ -23,7 +23,8 @@ final class ThermalWatcher: DBusSourceWatcher<ThermalConfiguration> {
                 self?.zoneEvent(event)
             }
         } catch {
-            problem("thermal zones are not followed: \(error.status)")
+            // A container without udev, say: power-profiles-daemon still counts.
+            problem.note("thermal zones are not followed: \(error.status)")
         }
         readZones()
     }
@@ -98,7 +99,8 @@ final class ThermalWatcher: DBusSourceWatcher<ThermalConfiguration> {
         device.sysname.hasPrefix("thermal_zone")
     }
 
-    /// The zone's level; `nil` (logged once, until the reason changes) when it cannot be read.
+    /// The zone's level; `nil` (logged once, until the reason changes: at `debug` for a `temp`
+    /// that cannot be read, which some zones do as a matter of course) when it cannot be read.
     private func level(of device: UdevDevice) -> ThermalLevel? {
         do {
             let level = try ThermalZoneReading(name: device.sysname, attribute: device.sysattr).level
@@ -106,7 +108,8 @@ final class ThermalWatcher: DBusSourceWatcher<ThermalConfiguration> {
             return level
         } catch {
             if skipped.updateValue(error.description, forKey: device.sysname) != error.description {
-                problem("skipped thermal zone \(device.sysname): \(error)")
+                let message = "skipped thermal zone \(device.sysname): \(error)"
+                if error == .unreadable { problem.note(message) } else { problem(message) }
             }
             return nil
         }

@@ -28,6 +28,10 @@ public struct ThermalZoneReading: Sendable, Hashable {
 
         /// Creates a problem that says `description`.
         public init(_ description: String) { self.description = description }
+
+        /// The zone's `temp` cannot be read: usual for some zones (a wireless card's while it is
+        /// down), not a fault.
+        public static let unreadable = Problem("no readable temp")
     }
 
     /// The most trip points read from one zone.
@@ -53,7 +57,7 @@ public struct ThermalZoneReading: Sendable, Hashable {
     /// the zone has no such readable attribute.
     /// - Throws: `Problem` when `temp` is missing or not a number.
     public init(name: String, attribute: (String) -> String?) throws(Problem) {
-        guard let text = attribute("temp") else { throw Problem("no readable temp") }
+        guard let text = attribute("temp") else { throw .unreadable }
         guard let temperature = Int(text.sysfsTrimmed) else { throw Problem("temp is not a number: \"\(text.sysfsTrimmed)\"") }
         var trips: [Trip] = []
         for index in 0..<Self.maximumTrips {
