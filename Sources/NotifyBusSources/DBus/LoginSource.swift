@@ -8,8 +8,8 @@ import NotifyBus
 /// What it does:
 /// - Whenever logind gets an owner, reads the manager's properties (`GetAll` on
 ///   `/org/freedesktop/login1`, `org.freedesktop.login1.Manager`) and publishes `system/sleep`
-///   from `PreparingForSleep` (`"awake"` when it is false or missing), then follows the
-///   manager's `PrepareForSleep(b)`: true → `"sleeping"`, false → `"awake"`.
+///   `"awake"`, then follows the manager's `PrepareForSleep(b)`: true → `"sleeping"`,
+///   false → `"awake"`.
 /// - After a wake (`PrepareForSleep(false)`) it calls `Configuration.onWake`, so that the other
 ///   sources read their state again as after `fg` (`SystemSources.all` wires it to every other
 ///   source it makes).

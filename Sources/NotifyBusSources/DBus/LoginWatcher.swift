@@ -15,7 +15,7 @@ final class LoginWatcher: DBusSourceWatcher<LoginConfiguration> {
     static let sessionInterface: InterfaceName = "org.freedesktop.login1.Session"
     static let autoSession: ObjectPath = "/org/freedesktop/login1/session/auto"
 
-    /// logind's owner, `PreparingForSleep`, `PrepareForSleep` and `GetSessionByPID`.
+    /// logind's owner, `PrepareForSleep` and `GetSessionByPID`.
     private var manager: DBusProxy { proxies[0] }
     /// The session's `LockedHint`, once the session is resolved (or being asked through `auto`).
     private var session: DBusProxy?
@@ -71,16 +71,9 @@ final class LoginWatcher: DBusSourceWatcher<LoginConfiguration> {
     private func managerEvent(_ event: DBusProxy.PropertiesEvent) {
         guard !stopped else { return }
         switch event {
-        case .loaded(let properties):
-            var sleeping = false
-            if let value = properties["PreparingForSleep"] {
-                if case .boolean(let preparing) = value {
-                    sleeping = preparing
-                } else {
-                    problem("PreparingForSleep has type '\(value.signature)' (\(value)), expected 'b'; skipped", key: "system/sleep", peer: Self.service.rawValue)
-                }
-            }
-            bus.publishSourceValue("system/sleep", sleeping ? "sleeping" : "awake", problem: problem)
+        case .loaded:
+            // Sleep begins and ends with `PrepareForSleep`; a process that runs is awake.
+            bus.publishSourceValue("system/sleep", "awake", problem: problem)
             managerRead = true
             if session == nil { lookUpSession() }
             reportStatus()
