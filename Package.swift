@@ -5,8 +5,9 @@ import PackageDescription
 //
 //   core            NotifyBus           the coalescing bus: pure Swift, no C, no Foundation
 //   formats         NotifyBusLog        event logs (specification: Event log format): read, write, replay
-//   C shims         CUdev, CDBus, CEpollLoop
+//   C shims         CUdev, CDBus, CEpollLoop, CConcurrencyHook
 //   system wrappers Udev, DBus, EpollLoop   each owns its C objects; no C above them
+//                   NIOGlobalExecutor   SwiftNIO's event loops as Swift concurrency's global executor
 //   system helpers  SystemSupport       the C library calls the layers above share: small files,
 //                                       inotify, wall time and RFC 3339, signals, logging to stderr
 //   sources         NotifyBusSources    udev and D-Bus sources, each a `Service`
@@ -55,11 +56,21 @@ let package = Package(
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CEpollLoop"),
+        // Sets the Swift runtime's global-enqueue hook by its address (also where the runtime is
+        // linked statically and does not export it).
+        .target(name: "CConcurrencyHook"),
 
         // System wrappers.
         .target(name: "EpollLoop", dependencies: ["CEpollLoop", .product(name: "HeapModule", package: "swift-collections")]),
         .target(name: "Udev", dependencies: ["CUdev"]),
         .target(name: "DBus", dependencies: ["CDBus", "EpollLoop"]),
+        .target(
+            name: "NIOGlobalExecutor",
+            dependencies: [
+                "CConcurrencyHook", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
 
         // System helpers: the C library calls the sources, the daemon and the tools share.
         .target(name: "SystemSupport", dependencies: ["EpollLoop", .product(name: "Logging", package: "swift-log")]),
@@ -91,22 +102,18 @@ let package = Package(
             name: "notifywatch",
             dependencies: [
                 "NotifyBus", "NotifyBusLog", "NotifyBusSources", "NotifyBusClient", "NotifyBusProtocol", "DBus", "EpollLoop",
-                "SystemSupport",
+                "SystemSupport", "NIOGlobalExecutor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "notifybusd",
             dependencies: [
-                "NotifyBusDaemon", "NotifyBusSources", "DBus", "EpollLoop", "SystemSupport",
+                "NotifyBusDaemon", "NotifyBusSources", "DBus", "EpollLoop", "SystemSupport", "NIOGlobalExecutor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .executableTarget(name: "AppLifecycleExample", dependencies: ["NotifyBus"], path: "Examples/AppLifecycle"),

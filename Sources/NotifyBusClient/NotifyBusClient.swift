@@ -77,6 +77,18 @@ public final class NotifyBusClient: Sendable {
         return reply?.first?.boolValue ?? false
     }
 
+    /// Whether a daemon serves `org.notifybus.Bus1` on the bus, once the bus has been asked to
+    /// start one (`StartServiceByName`) when none owns the name: it does where a D-Bus service
+    /// file names it (`share/dbus-1/services/org.notifybus.Bus1.service`, which `scripts/install`
+    /// installs), and answers once the daemon owns the name.
+    public func startDaemon() async -> Bool {
+        if await isDaemonRunning() { return true }
+        let reply = try? await connection.call(
+            destination: .bus, path: .bus, interface: .bus, member: "StartServiceByName",
+            arguments: [.string(BusInterface.busName.rawValue), .uint32(0)])
+        return reply != nil
+    }
+
     /// Subscribes through the daemon to the keys matching `patterns`; iterate the result.
     ///
     /// - Parameters:

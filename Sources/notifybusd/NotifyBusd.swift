@@ -5,8 +5,7 @@ import ArgumentParser
 import DBus
 import EpollLoop
 import Logging
-import NIOCore
-import NIOPosix
+import NIOGlobalExecutor
 import NotifyBusDaemon
 import NotifyBusSources
 import ServiceLifecycle
@@ -18,7 +17,7 @@ import SystemSupport
 @main
 enum Main {
     static func main() async {
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        NIOGlobalExecutor.install()
         await NotifyBusd.main()
     }
 }

@@ -29,7 +29,7 @@ struct Watch: AsyncParsableCommand {
               notifywatch --json | jq -c 'select(.type == "notification")'
               notifywatch --record session.jsonl      (then: notifywatch replay session.jsonl)
               notifywatch --source power --no-initial
-              notifywatch --daemon 'battery/**'     (through a running notifybusd)
+              notifywatch --daemon 'battery/**'     (through notifybusd)
             """
     )
 
@@ -66,8 +66,9 @@ struct Watch: AsyncParsableCommand {
     var record: String?
 
     @Flag(help: """
-        Watch through a running notifybusd (org.notifybus.Bus1 on the session bus) instead of \
-        starting the sources here; it holds notifications while this process is frozen or stopped.
+        Watch through notifybusd (org.notifybus.Bus1 on the session bus; the bus starts it where \
+        it is installed) instead of starting the sources here; it holds notifications while this \
+        process is frozen or stopped.
         """)
     var daemon = false
 
