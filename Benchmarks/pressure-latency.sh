@@ -28,7 +28,7 @@ binary="$(swift build -c release --package-path "$package" --show-bin-path)/Pres
 echo "pressure-latency.sh: measuring" >&2
 "$binary" "$@"
 echo
-printf '%s; %s vCPUs (%s); Linux %s; produced by `Benchmarks/pressure-latency.sh %s`.\n' \
+printf '%s; %s vCPUs (%s); Linux %s; produced by `Benchmarks/pressure-latency.sh%s`.\n' \
     "$(swift --version 2>/dev/null | head -1 | sed 's/ (.*//')" "$(nproc)" \
     "$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo unknown CPU)" \
-    "$(uname -r)" "$*"
+    "$(uname -r)" "${*:+ $*}"
