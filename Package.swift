@@ -161,6 +161,33 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
+// The MQTT link (CONTRACT.md §6): libmosquitto (Debian/Ubuntu: libmosquitto-dev) driven by the
+// project's epoll loop, the link as one more subscriber of the bus, and the fleet watcher.
+package.targets += [
+    .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+    .target(name: "Mosquitto", dependencies: ["CMosquitto", "EpollLoop"]),
+    .target(
+        name: "NotifyBusMQTT",
+        dependencies: [
+            "NotifyBus", "NotifyBusProtocol", "NotifyBusSources", "Mosquitto", "EpollLoop",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "OrderedCollections", package: "swift-collections"),
+        ]),
+    // The link and the watcher against a real Mosquitto broker (Debian's mosquitto and
+    // mosquitto-clients), one broker per test on a free loopback port.
+    .testTarget(
+        name: "MQTTTests",
+        dependencies: [
+            "NotifyBus", "NotifyBusMQTT", "NotifyBusProtocol", "NotifyBusSources", "Mosquitto", "EpollLoop", "TestSupport",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "OrderedCollections", package: "swift-collections"),
+        ]),
+]
+package.products.append(.library(name: "NotifyBusMQTT", targets: ["NotifyBusMQTT"]))
+for target in package.targets where ["NotifyBusDaemon", "notifybusd", "notifywatch"].contains(target.name) {
+    target.dependencies.append("NotifyBusMQTT")
+}
+
 // Every Swift target: explicit existentials, and imports that say what a file uses.
 for target in package.targets where target.type != .system {
     var settings = target.swiftSettings ?? []
