@@ -173,12 +173,13 @@ package.targets += [
             .product(name: "Logging", package: "swift-log"),
             .product(name: "OrderedCollections", package: "swift-collections"),
         ]),
-    // The link and the watcher against a real Mosquitto broker (Debian's mosquitto and
-    // mosquitto-clients), one broker per test on a free loopback port.
+    // The link, notifybusd --mqtt and notifywatch --mqtt against a real Mosquitto broker
+    // (Debian's mosquitto and mosquitto-clients), one broker per test on a free loopback port.
     .testTarget(
         name: "MQTTTests",
         dependencies: [
             "NotifyBus", "NotifyBusMQTT", "NotifyBusProtocol", "NotifyBusSources", "Mosquitto", "EpollLoop", "TestSupport",
+            "notifybusd", "notifywatch",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "OrderedCollections", package: "swift-collections"),
         ]),

@@ -57,6 +57,9 @@ struct NotifyBusd: AsyncParsableCommand {
     @Option(help: "What to log on standard error: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .notice
 
+    @OptionGroup(title: "MQTT")
+    var mqtt: MQTTOptions
+
     func validate() throws {
         for name in onlySources + exceptSources where !SystemSources.names.contains(name) {
             throw ValidationError("unknown source \"\(name)\" (the sources are: \(SystemSources.names.joined(separator: ", ")))")
@@ -78,7 +81,8 @@ struct NotifyBusd: AsyncParsableCommand {
                 systemBus: systemBus.map(SourceBusAddress.address) ?? .system,
                 sessionBus: sessionBus.map(SourceBusAddress.address) ?? .session,
                 only: onlySources, except: exceptSources, logger: logger),
-            maximumHeld: maxHeld, maximumSubscriptions: maxSubscriptions, logger: logger))
+            maximumHeld: maxHeld, maximumSubscriptions: maxSubscriptions, logger: logger,
+            mqtt: try mqtt.configuration()))
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: daemon)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
