@@ -1,3 +1,4 @@
+import Mosquitto
 import NotifyBus
 import NotifyBusMQTT
 import Testing
@@ -34,5 +35,42 @@ import Testing
         #expect(MQTTPayload(bytes: Array("not json".utf8)) == nil)
         #expect(MQTTPayload(bytes: Array("[1]".utf8)) == nil)
         #expect(MQTTPayload(bytes: Array(#"{"value": 1}"#.utf8))?.coalesced == 1)
+    }
+}
+
+@Suite struct FleetReaderTests {
+    func message(_ topic: String, _ payload: String, retained: Bool = false) -> MosquittoMessage {
+        MosquittoMessage(topic: topic, payload: Array(payload.utf8), retained: retained, qos: 1)
+    }
+
+    @Test func selectionsAndFilters() throws {
+        #expect(try FleetSelection(parsing: "*/battery/**") == FleetSelection(host: "*", pattern: "battery/**"))
+        #expect(try FleetSelection(parsing: "kiosk-1") == FleetSelection(host: "kiosk-1", pattern: .all))
+        #expect(throws: MQTTConfigurationError.self) { try FleetSelection(parsing: "a+b/**") }
+        #expect(throws: MQTTConfigurationError.self) { try FleetSelection(parsing: "*/a//b") }
+        let reader = FleetReader(prefix: "fleet/x", selections: [.everything, try FleetSelection(parsing: "*/battery/*")])
+        #expect(reader.filters == ["fleet/x/+/$online", "fleet/x/+/#", "fleet/x/+/battery/+"])
+    }
+
+    @Test func whatIsNotTheLinksIsSkipped() throws {
+        var reader = FleetReader(prefix: "nb", selections: [try FleetSelection(parsing: "*/battery/*")])
+        #expect(reader.read(message("nb/h/battery/BAT0", "not json")) == nil)
+        #expect(reader.read(message("nb/h/battery/BAT0", #"{"no":"value"}"#)) == nil)
+        #expect(reader.read(message("nb/h/battery/BAT0/level", #"{"value":1}"#)) == nil)
+        #expect(reader.read(message("other/h/battery/BAT0", #"{"value":1}"#)) == nil)
+        #expect(reader.read(message("nb/h", #"{"value":1}"#)) == nil)
+        #expect(reader.read(message("nb/h/$online", "maybe")) == nil)
+        #expect(reader.read(message("nb/h/$online", "true")) == .host("h", online: true))
+        #expect(reader.read(message("nb/h/$online", "true", retained: true)) == nil)
+        let first = reader.read(message("nb/h/battery/a%2Bb", #"{"value":1,"time":"T","coalesced":4}"#))
+        #expect(first == .notification(FleetNotification(
+            host: "h", key: "battery/a+b", value: 1, coalesced: 4, time: "T", previous: nil, retained: false)))
+        // A reconnection's retained copy of what was received is skipped; a new value is not.
+        #expect(reader.read(message("nb/h/battery/a%2Bb", #"{"value":1,"time":"T","coalesced":4}"#, retained: true)) == nil)
+        if case .notification(let next)? = reader.read(message("nb/h/battery/a%2Bb", #"{"value":2,"time":"U","coalesced":1}"#)) {
+            #expect(next.previous == 1)
+        } else {
+            Issue.record("no notification")
+        }
     }
 }
