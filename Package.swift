@@ -182,7 +182,8 @@ package.targets += [
             "notifybusd", "notifywatch",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "OrderedCollections", package: "swift-collections"),
-        ]),
+        ],
+        exclude: ["Fixtures"]),
 ]
 package.products.append(.library(name: "NotifyBusMQTT", targets: ["NotifyBusMQTT"]))
 for target in package.targets where ["NotifyBusDaemon", "notifybusd", "notifywatch"].contains(target.name) {

@@ -69,6 +69,14 @@ extension MosquittoClient {
     /// Why a connection ended (`nil`: it was asked to), with what libmosquitto logged last.
     fileprivate func disconnectReason(_ code: Int32) -> String? {
         guard code != 0 else { return nil }
+        // An MQTT 5 broker's DISCONNECT carries a reason code (128 and up); libmosquitto's own
+        // errors are small numbers.
+        if code >= 128, let text = mosquitto_reason_string(code) {
+            return "the broker disconnected: \(String(cString: text))"
+        }
+        if code == Int32(MOSQ_ERR_KEEPALIVE.rawValue) {
+            return "no answer from the broker within the keepalive interval"
+        }
         var reason = MosquittoError.reason(for: code)
         if code == Int32(MOSQ_ERR_TLS.rawValue) || code == Int32(MOSQ_ERR_ERRNO.rawValue) || code == Int32(MOSQ_ERR_CONN_LOST.rawValue),
            let logged = lastLoggedError

@@ -87,6 +87,9 @@ final class MosquittoBroker: Sendable {
         spawned?.terminate(signal: SIGTERM, timeout: .seconds(10))
     }
 
+    /// The running broker's process ID.
+    var pid: pid_t? { process.withLock { $0?.pid } }
+
     /// The CA certificate clients trust (TLS brokers).
     var caFile: String { "\(directory)/ca.pem" }
 
