@@ -97,7 +97,9 @@ public struct FleetNotification: Sendable, Hashable {
 /// remembers each key's previous value and each host's availability, and skips a retained
 /// message that repeats what was already received (a reconnection re-sends them all).
 public struct FleetReader: Sendable {
+    /// The first topic levels.
     public let prefix: String
+    /// The hosts and keys read; what else arrives is skipped.
     public let selections: [FleetSelection]
     private var lastPayloads: [String: [UInt8]] = [:]
     private var values: [String: JSONValue] = [:]

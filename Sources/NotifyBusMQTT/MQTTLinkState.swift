@@ -15,9 +15,13 @@ public struct MQTTLinkState: Sendable {
     /// One retained message owed for a key: its latest value, the bus time of the latest event
     /// it stands for, and how many events it stands for.
     public struct Message: Sendable, Hashable {
+        /// The key.
         public var key: String
+        /// Its latest value.
         public var value: JSONValue
+        /// The bus time of the latest event it stands for.
         public var time: Duration
+        /// How many events it stands for (0: a current value, sent without an event).
         public var coalesced: Int
 
         /// A message.
@@ -102,6 +106,7 @@ public struct MQTTLinkState: Sendable {
     /// How far each delay may be off, up or down (a fraction of it).
     public static let jitter = 0.2
 
+    /// Where the connection is.
     public private(set) var phase = Phase.idle
     /// Messages owed to the broker, in the order they will leave.
     public private(set) var unsent: OrderedDictionary<String, Message> = [:]
