@@ -161,10 +161,12 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-// The MQTT link (CONTRACT.md §6): libmosquitto (Debian/Ubuntu: libmosquitto-dev) driven by the
-// project's epoll loop, the link as one more subscriber of the bus, and the fleet watcher.
+// The MQTT link (CONTRACT.md §6): libmosquitto (Debian/Ubuntu: libmosquitto-dev to build,
+// libmosquitto1 to run) driven by the project's epoll loop, the link as one more subscriber of
+// the bus, and the fleet watcher.
 package.targets += [
-    .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+    // Only the header: libmosquitto is loaded with dlopen when a client is made (see its shim.h).
+    .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
     .target(name: "Mosquitto", dependencies: ["CMosquitto", "EpollLoop"]),
     .target(
         name: "NotifyBusMQTT",

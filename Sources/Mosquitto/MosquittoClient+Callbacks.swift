@@ -28,7 +28,7 @@ public struct MosquittoMessage: Sendable, Hashable {
 
 extension MosquittoClient {
     func installCallbacks() {
-        mosquitto_connect_v5_callback_set(handle) { _, userdata, code, flags, _ in
+        api.connect_v5_callback_set!(handle) { _, userdata, code, flags, _ in
             guard let client = client(userdata) else { return }
             if code == 0 {
                 client.pending.append(.connected(sessionPresent: flags & 1 != 0))
@@ -36,14 +36,14 @@ extension MosquittoClient {
                 client.pending.append(.refused(reason: client.connackReason(code)))
             }
         }
-        mosquitto_disconnect_v5_callback_set(handle) { _, userdata, code, _ in
+        api.disconnect_v5_callback_set!(handle) { _, userdata, code, _ in
             guard let client = client(userdata) else { return }
             client.pending.append(.disconnected(reason: client.disconnectReason(code)))
         }
-        mosquitto_publish_v5_callback_set(handle) { _, userdata, messageID, reasonCode, _ in
+        api.publish_v5_callback_set!(handle) { _, userdata, messageID, reasonCode, _ in
             client(userdata)?.pending.append(.acknowledged(messageID: messageID, reasonCode: reasonCode))
         }
-        mosquitto_message_v5_callback_set(handle) { _, userdata, message, _ in
+        api.message_v5_callback_set!(handle) { _, userdata, message, _ in
             guard let client = client(userdata), let message else { return }
             let raw = message.pointee
             let topic = raw.topic.map { String(cString: $0) } ?? ""
@@ -54,7 +54,7 @@ extension MosquittoClient {
             client.pending.append(
                 .message(MosquittoMessage(topic: topic, payload: payload, retained: raw.retain, qos: raw.qos)))
         }
-        mosquitto_log_callback_set(handle) { _, userdata, level, text in
+        api.log_callback_set!(handle) { _, userdata, level, text in
             guard level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING) != 0, let text, let client = client(userdata) else { return }
             client.lastLoggedError = String(cString: text)
         }
@@ -62,7 +62,7 @@ extension MosquittoClient {
 
     /// A refusal in words: MQTT 3.1.1 CONNACK codes, MQTT 5 reason codes.
     fileprivate func connackReason(_ code: Int32) -> String {
-        let text = configuration.protocolVersion == .v5 ? mosquitto_reason_string(code) : mosquitto_connack_string(code)
+        let text = configuration.protocolVersion == .v5 ? api.reason_string!(code) : api.connack_string!(code)
         return text.map { String(cString: $0) } ?? "refused with code \(code)"
     }
 
@@ -71,7 +71,7 @@ extension MosquittoClient {
         guard code != 0 else { return nil }
         // An MQTT 5 broker's DISCONNECT carries a reason code (128 and up); libmosquitto's own
         // errors are small numbers.
-        if code >= 128, let text = mosquitto_reason_string(code) {
+        if code >= 128, let text = api.reason_string!(code) {
             return "the broker disconnected: \(String(cString: text))"
         }
         if code == Int32(MOSQ_ERR_KEEPALIVE.rawValue) {

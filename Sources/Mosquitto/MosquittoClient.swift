@@ -5,12 +5,6 @@ import EpollLoop
 import Glibc
 #endif
 
-/// libmosquitto is initialised once per process (`mosquitto_lib_init`), before the first client.
-private let libraryInitialized: Bool = {
-    mosquitto_lib_init()
-    return true
-}()
-
 /// One MQTT connection attempt and the connection it becomes: a `struct mosquitto *` driven by
 /// the project's epoll loop, with no thread of its own (no `mosquitto_loop_start`).
 ///
@@ -49,6 +43,8 @@ public final class MosquittoClient {
     /// The configuration it connects with.
     public let configuration: MosquittoConfiguration
     let handle: OpaquePointer
+    /// libmosquitto's functions (all present once loaded).
+    let api: notifybus_mosquitto_api
     unowned let context: LoopContext
     private let onEvent: (Event) -> Void
     private var registration: IORegistration?
@@ -61,6 +57,10 @@ public final class MosquittoClient {
     private var delivering = false
     /// The last error libmosquitto logged (an OpenSSL error, say), to explain a disconnection.
     var lastLoggedError: String?
+    /// What the last failing loop call said.
+    private var lastFailure: String?
+    /// Whether `.disconnected` was delivered.
+    private var reportedEnd = false
     /// Whether the connection is up (between `.connected` and `.disconnected`).
     public private(set) var isConnected = false
     /// Whether `close()` ran.
@@ -74,20 +74,21 @@ public final class MosquittoClient {
     public init(
         configuration: MosquittoConfiguration, context: LoopContext, onEvent: @escaping (Event) -> Void
     ) throws(MosquittoError) {
-        _ = libraryInitialized
-        guard let handle = mosquitto_new(configuration.clientID, configuration.cleanSession, nil) else {
+        let api = try MosquittoLibrary.api()
+        guard let handle = api.new!(configuration.clientID, configuration.cleanSession, nil) else {
             throw MosquittoError(operation: "mosquitto_new", code: Int32(MOSQ_ERR_NOMEM.rawValue), reason: "out of memory")
         }
         self.handle = handle
+        self.api = api
         self.configuration = configuration
         self.context = context
         self.onEvent = onEvent
-        mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
+        api.user_data_set!(handle, Unmanaged.passUnretained(self).toOpaque())
         do {
             try apply(configuration)
         } catch {
             isClosed = true
-            mosquitto_destroy(handle)
+            api.destroy!(handle)
             throw error
         }
         installCallbacks()
@@ -97,22 +98,22 @@ public final class MosquittoClient {
 
     private func apply(_ configuration: MosquittoConfiguration) throws(MosquittoError) {
         let version = configuration.protocolVersion == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311
-        try check("mosquitto_int_option", mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, version))
+        try check("mosquitto_int_option", api.int_option!(handle, MOSQ_OPT_PROTOCOL_VERSION, version))
         if let username = configuration.username {
-            try check("mosquitto_username_pw_set", mosquitto_username_pw_set(handle, username, configuration.password))
+            try check("mosquitto_username_pw_set", api.username_pw_set!(handle, username, configuration.password))
         }
         if let tls = configuration.tls {
             if tls.caFile == nil {
-                try check("mosquitto_int_option", mosquitto_int_option(handle, MOSQ_OPT_TLS_USE_OS_CERTS, 1))
+                try check("mosquitto_int_option", api.int_option!(handle, MOSQ_OPT_TLS_USE_OS_CERTS, 1))
             }
             // With no CA file, libmosquitto wants a directory: the system's store is loaded above.
             let directory = tls.caFile == nil ? "/etc/ssl/certs" : nil
             try check(
-                "mosquitto_tls_set", mosquitto_tls_set(handle, tls.caFile, directory, tls.certFile, tls.keyFile, nil))
+                "mosquitto_tls_set", api.tls_set!(handle, tls.caFile, directory, tls.certFile, tls.keyFile, nil))
         }
         if let will = configuration.will {
             let code = will.payload.withUnsafeBytes { bytes in
-                mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes.baseAddress, will.qos, will.retain)
+                api.will_set!(handle, will.topic, Int32(bytes.count), bytes.baseAddress, will.qos, will.retain)
             }
             try check("mosquitto_will_set", code)
         }
@@ -130,9 +131,9 @@ public final class MosquittoClient {
         let seconds = UInt32(clamping: max(0, expiry.components.seconds))
         try check(
             "mosquitto_property_add_int32",
-            mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), seconds))
-        defer { mosquitto_property_free_all(&properties) }
-        let code = mosquitto_connect_bind_v5(handle, configuration.host, -1, Int32(configuration.keepalive), nil, properties)
+            api.property_add_int32!(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), seconds))
+        defer { api.property_free_all!(&properties) }
+        let code = api.connect_bind_v5!(handle, configuration.host, -1, Int32(configuration.keepalive), nil, properties)
         guard code == Int32(MOSQ_ERR_INVAL.rawValue) else {
             throw MosquittoError(operation: "mosquitto_connect_bind_v5", code: code)
         }
@@ -150,9 +151,12 @@ public final class MosquittoClient {
     public func connect() throws(MosquittoError) {
         guard !isClosed else { throw closedError("mosquitto_connect_async") }
         errno = 0
-        let code = mosquitto_connect_async(handle, configuration.host, Int32(configuration.port), Int32(configuration.keepalive))
+        let code = api.connect_async!(handle, configuration.host, Int32(configuration.port), Int32(configuration.keepalive))
         guard code == Int32(MOSQ_ERR_SUCCESS.rawValue) else {
-            throw MosquittoError(operation: "mosquitto_connect_async", code: code)
+            var error = MosquittoError(operation: "mosquitto_connect_async", code: code)
+            // A TLS handshake can fail within the call (on loopback): OpenSSL's reason was logged.
+            if let logged = lastLoggedError { error.reason += " (\(logged))" }
+            throw error
         }
         lastRead = .now
         lastWrite = .now
@@ -169,7 +173,7 @@ public final class MosquittoClient {
         guard !isClosed else { throw closedError("mosquitto_publish") }
         var messageID: Int32 = 0
         let code = payload.withUnsafeBytes { bytes in
-            mosquitto_publish(handle, &messageID, topic, Int32(bytes.count), bytes.baseAddress, qos, retain)
+            api.publish!(handle, &messageID, topic, Int32(bytes.count), bytes.baseAddress, qos, retain)
         }
         lastWrite = .now
         synchronize()
@@ -180,7 +184,7 @@ public final class MosquittoClient {
     /// Subscribes to `filter` (MQTT wildcards allowed). Wraps `mosquitto_subscribe`.
     public func subscribe(_ filter: String, qos: Int32) throws(MosquittoError) {
         guard !isClosed else { throw closedError("mosquitto_subscribe") }
-        let code = mosquitto_subscribe(handle, nil, filter, qos)
+        let code = api.subscribe!(handle, nil, filter, qos)
         lastWrite = .now
         synchronize()
         guard code == Int32(MOSQ_ERR_SUCCESS.rawValue) else { throw MosquittoError(operation: "mosquitto_subscribe", code: code) }
@@ -190,7 +194,7 @@ public final class MosquittoClient {
     /// it is written. Wraps `mosquitto_disconnect`.
     public func disconnect() {
         guard !isClosed else { return }
-        _ = mosquitto_disconnect(handle)
+        _ = api.disconnect!(handle)
         synchronize()
     }
 
@@ -206,7 +210,7 @@ public final class MosquittoClient {
         if let keepaliveTimer { context.cancelTimer(keepaliveTimer) }
         keepaliveTimer = nil
         pending = []
-        mosquitto_destroy(handle)
+        api.destroy!(handle)
     }
 
     private func closedError(_ operation: String) -> MosquittoError {
@@ -220,15 +224,15 @@ public final class MosquittoClient {
     private func handle(_ events: IOEvents) {
         guard !isClosed else { return }
         let descriptor = registeredDescriptor
-        _ = mosquitto_loop_read(handle, 1)
+        note(api.loop_read!(handle, 1))
         lastRead = .now
-        if !isClosed, mosquitto_socket(handle) >= 0, mosquitto_want_write(handle) {
-            _ = mosquitto_loop_write(handle, 1)
+        if !isClosed, api.socket!(handle) >= 0, api.want_write!(handle) {
+            note(api.loop_write!(handle, 1))
             lastWrite = .now
         }
         // A hangup libmosquitto did not notice (it waits for a connection, say) would be
         // reported again at once: end the connection here.
-        if !isClosed, !events.isDisjoint(with: [.error, .hangup]), mosquitto_socket(handle) == descriptor {
+        if !isClosed, !events.isDisjoint(with: [.error, .hangup]), api.socket!(handle) == descriptor {
             var code: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &code, &length)
@@ -256,13 +260,21 @@ public final class MosquittoClient {
         guard !isClosed else { return }
         let due = min(lastRead, lastWrite) + .seconds(configuration.keepalive) + .seconds(1)
         if ContinuousClock.now >= due {
-            _ = mosquitto_loop_misc(handle)
+            note(api.loop_misc!(handle))
             // A PINGREQ went out, and libmosquitto counts from now for its answer.
             lastRead = .now
             lastWrite = .now
         }
-        if mosquitto_socket(handle) >= 0 { scheduleKeepalive() }
+        if api.socket!(handle) >= 0 { scheduleKeepalive() }
         synchronize()
+    }
+
+    /// Keeps what a loop call's error code says, for a connection that ends without a callback.
+    private func note(_ code: Int32) {
+        guard code != Int32(MOSQ_ERR_SUCCESS.rawValue) else { return }
+        var reason = MosquittoError.reason(for: code)
+        if let logged = lastLoggedError { reason += " (\(logged))" }
+        lastFailure = reason
     }
 
     /// After every call into libmosquitto: follows its socket (a new one per connection, none
@@ -270,13 +282,20 @@ public final class MosquittoClient {
     /// its callbacks collected.
     func synchronize() {
         guard !isClosed else { return }
-        let descriptor = mosquitto_socket(handle)
+        let descriptor = api.socket!(handle)
+        // libmosquitto closes the socket of a failed TLS handshake without a disconnect callback:
+        // a connection whose socket went away has ended, whether it said so or not.
+        if descriptor < 0, registeredDescriptor >= 0, !reportedEnd,
+           !pending.contains(where: { if case .disconnected = $0 { true } else { false } })
+        {
+            pending.append(.disconnected(reason: lastFailure ?? lastLoggedError ?? "the connection was closed"))
+        }
         if descriptor != registeredDescriptor {
             if let registration { context.deregister(registration) }
             registration = nil
             registeredDescriptor = -1
             if descriptor >= 0 {
-                watchingWrites = mosquitto_want_write(handle)
+                watchingWrites = api.want_write!(handle)
                 let interest: IOEvents = watchingWrites ? [.readable, .writable] : .readable
                 do {
                     registration = try context.register(fileDescriptor: descriptor, interest: interest) { [weak self] events in
@@ -288,7 +307,7 @@ public final class MosquittoClient {
                 }
             }
         } else if let registration {
-            let wantsWrite = mosquitto_want_write(handle)
+            let wantsWrite = api.want_write!(handle)
             if wantsWrite != watchingWrites {
                 watchingWrites = wantsWrite
                 try? context.setInterest(wantsWrite ? [.readable, .writable] : .readable, for: registration)
@@ -309,7 +328,10 @@ public final class MosquittoClient {
             let event = pending.removeFirst()
             switch event {
             case .connected: isConnected = true
-            case .disconnected, .refused: isConnected = false
+            case .disconnected:
+                isConnected = false
+                reportedEnd = true
+            case .refused: isConnected = false
             case .acknowledged, .message: break
             }
             onEvent(event)

@@ -42,7 +42,7 @@ public struct MosquittoError: Error, Sendable, Hashable, CustomStringConvertible
             if let text = gai_strerror(saved) { return "cannot resolve the broker's host name: \(String(cString: text))" }
             return "cannot resolve the broker's host name"
         }
-        guard let text = mosquitto_strerror(code) else { return "error \(code)" }
+        guard case .success(let api) = MosquittoLibrary.loaded, let text = api.strerror?(code) else { return "error \(code)" }
         return String(cString: text)
     }
 }

@@ -1,5 +1,6 @@
 import EpollLoop
 import Logging
+import Mosquitto
 import NotifyBus
 import NotifyBusSources
 import OrderedCollections
@@ -34,6 +35,17 @@ public final class MQTTLinkService: Sendable {
         self.bus = bus
         self.loop = loop
         self.logger = logger
+    }
+
+    /// Why libmosquitto cannot be loaded (not installed, say), or `nil` when it can: it is
+    /// loaded on first use, so a program checks this before it relies on MQTT.
+    public static func libraryProblem() -> String? {
+        do {
+            try MosquittoLibrary.load()
+            return nil
+        } catch {
+            return error.reason
+        }
     }
 
     /// Starts the link: subscribes and connects. `onStatus` is told the link's status (the

@@ -8,6 +8,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import NotifyBusDaemon
+import NotifyBusMQTT
 import NotifyBusSources
 import ServiceLifecycle
 import UnixSignals
@@ -75,6 +76,11 @@ struct NotifyBusd: AsyncParsableCommand {
         // A large call (up to what the bus passes, refused unread past 128 KiB) or reply is a
         // mapping of its own, given back when freed: receiving one peaks at twice its size.
         HeapMemory.mapBlocks(ofAtLeast: 128 << 10)
+        let mqttLink = try mqtt.configuration()
+        if mqttLink != nil, let problem = MQTTLinkService.libraryProblem() {
+            StandardErrorLogHandler.print("notifybusd: --mqtt: \(problem)")
+            throw ExitCode(69)
+        }
         let daemon = NotifyBusDaemon(configuration: .init(
             sessionBus: sessionBus.map(DBusAddress.address) ?? .session,
             sources: SystemSources.Options(
@@ -82,7 +88,7 @@ struct NotifyBusd: AsyncParsableCommand {
                 sessionBus: sessionBus.map(SourceBusAddress.address) ?? .session,
                 only: onlySources, except: exceptSources, logger: logger),
             maximumHeld: maxHeld, maximumSubscriptions: maxSubscriptions, logger: logger,
-            mqtt: try mqtt.configuration()))
+            mqtt: mqttLink))
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: daemon)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {

@@ -51,6 +51,10 @@ struct FleetWatch {
     let selections: [FleetSelection]
 
     func run(output: FleetOutput, loop: EventLoopThread, listener: SignalListener) async -> Int32 {
+        if let problem = MQTTLinkService.libraryProblem() {
+            printError("--mqtt: \(problem)")
+            return 69
+        }
         let watcher = MQTTFleetWatcher(broker: broker, prefix: prefix, selections: selections, loop: loop)
         do {
             try watcher.start { event in output.print(event) }
