@@ -188,6 +188,7 @@ package.targets += [
         exclude: ["Fixtures"]),
 ]
 package.products.append(.library(name: "NotifyBusMQTT", targets: ["NotifyBusMQTT"]))
+package.products.append(.library(name: "Mosquitto", targets: ["Mosquitto"]))
 for target in package.targets where ["NotifyBusDaemon", "notifybusd", "notifywatch"].contains(target.name) {
     target.dependencies.append("NotifyBusMQTT")
 }
