@@ -4,11 +4,14 @@ import PackageDescription
 // NotifyBus, by layer, from the portable core up to the Linux tools:
 //
 //   core            NotifyBus           the coalescing bus: pure Swift, no C, no Foundation
-//   formats         NotifyBusLog        event logs (CONTRACT.md §2): read, write, replay
-//   C shims         CUdev, CDBus, CEpollLoop
+//   formats         NotifyBusLog        event logs (specification: Event log format): read, write, replay
+//   C shims         CUdev, CDBus, CEpollLoop, CConcurrencyHook
 //   system wrappers Udev, DBus, EpollLoop   each owns its C objects; no C above them
+//                   NIOGlobalExecutor   SwiftNIO's event loops as Swift concurrency's global executor
+//   system helpers  SystemSupport       the C library calls the layers above share: small files,
+//                                       inotify, wall time and RFC 3339, signals, logging to stderr
 //   sources         NotifyBusSources    udev and D-Bus sources, each a `Service`
-//   daemon          NotifyBusProtocol   notifybusd's D-Bus interface (CONTRACT.md §5), both sides
+//   daemon          NotifyBusProtocol   notifybusd's D-Bus interface (specification: D-Bus interface), both sides
 //                   NotifyBusDaemon     the bus as a D-Bus service, following subscribers' lives
 //                   NotifyBusClient     an app's subscriptions through notifybusd
 //   tools           notifywatch, notifybusd, examples
@@ -28,6 +31,7 @@ let package = Package(
         .library(name: "Udev", targets: ["Udev"]),
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "EpollLoop", targets: ["EpollLoop"]),
+        .library(name: "SystemSupport", targets: ["SystemSupport"]),
         .library(name: "NotifyBusClient", targets: ["NotifyBusClient"]),
         .executable(name: "notifywatch", targets: ["notifywatch"]),
         .executable(name: "notifybusd", targets: ["notifybusd"]),
@@ -52,55 +56,64 @@ let package = Package(
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CEpollLoop"),
+        // Sets the Swift runtime's global-enqueue hook by its address (also where the runtime is
+        // linked statically and does not export it).
+        .target(name: "CConcurrencyHook"),
 
         // System wrappers.
         .target(name: "EpollLoop", dependencies: ["CEpollLoop", .product(name: "HeapModule", package: "swift-collections")]),
         .target(name: "Udev", dependencies: ["CUdev"]),
         .target(name: "DBus", dependencies: ["CDBus", "EpollLoop"]),
+        .target(
+            name: "NIOGlobalExecutor",
+            dependencies: [
+                "CConcurrencyHook", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+
+        // System helpers: the C library calls the sources, the daemon and the tools share.
+        .target(name: "SystemSupport", dependencies: ["EpollLoop", .product(name: "Logging", package: "swift-log")]),
 
         // Sources.
         .target(
             name: "NotifyBusSources",
             dependencies: [
-                "NotifyBus", "Udev", "DBus", "EpollLoop",
+                "NotifyBus", "Udev", "DBus", "EpollLoop", "SystemSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
 
         // Daemon.
-        .target(name: "NotifyBusProtocol", dependencies: ["NotifyBus", "DBus"]),
+        .target(name: "NotifyBusProtocol", dependencies: ["NotifyBus", "DBus", "SystemSupport"]),
         .target(
             name: "NotifyBusDaemon",
             dependencies: [
-                "NotifyBus", "NotifyBusProtocol", "NotifyBusSources", "DBus", "EpollLoop",
+                "NotifyBus", "NotifyBusProtocol", "NotifyBusSources", "DBus", "EpollLoop", "SystemSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .target(name: "NotifyBusClient", dependencies: ["NotifyBus", "NotifyBusProtocol", "DBus", "EpollLoop"]),
+        .target(name: "NotifyBusClient", dependencies: ["NotifyBus", "NotifyBusProtocol", "DBus", "EpollLoop", "SystemSupport"]),
 
         // Tools. The examples build with the package so that they cannot rot.
         .executableTarget(
             name: "notifywatch",
             dependencies: [
-                "NotifyBus", "NotifyBusLog", "NotifyBusSources", "NotifyBusClient", "DBus",
+                "NotifyBus", "NotifyBusLog", "NotifyBusSources", "NotifyBusClient", "NotifyBusProtocol", "DBus", "EpollLoop",
+                "SystemSupport", "NIOGlobalExecutor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "notifybusd",
             dependencies: [
-                "NotifyBusDaemon", "NotifyBusSources", "DBus", "EpollLoop",
+                "NotifyBusDaemon", "NotifyBusSources", "DBus", "EpollLoop", "SystemSupport", "NIOGlobalExecutor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .executableTarget(name: "AppLifecycleExample", dependencies: ["NotifyBus"], path: "Examples/AppLifecycle"),
@@ -123,6 +136,7 @@ let package = Package(
         .testTarget(name: "NotifyBusLogTests", dependencies: ["NotifyBus", "NotifyBusLog"], exclude: ["Fixtures"]),
         .testTarget(name: "EpollLoopTests", dependencies: ["EpollLoop"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport", "EpollLoop"]),
+        .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport", "EpollLoop", "TestSupport"]),
         .testTarget(
             name: "PowerSupplyTests",
             dependencies: [
@@ -149,7 +163,8 @@ let package = Package(
         .testTarget(
             name: "NotifyBusDaemonTests",
             dependencies: [
-                "NotifyBus", "NotifyBusDaemon", "NotifyBusProtocol", "NotifyBusClient", "DBus", "EpollLoop", "TestSupport",
+                "NotifyBus", "NotifyBusDaemon", "NotifyBusProtocol", "NotifyBusClient", "DBus", "EpollLoop", "SystemSupport",
+                "TestSupport",
                 "notifybusd", "notifywatch", .product(name: "Logging", package: "swift-log"),
             ]),
         // notifywatch against the real iio-sensor-proxy, systemd-localed and xdg-desktop-portal.
@@ -171,7 +186,7 @@ package.targets += [
     .target(
         name: "NotifyBusMQTT",
         dependencies: [
-            "NotifyBus", "NotifyBusProtocol", "NotifyBusSources", "Mosquitto", "EpollLoop",
+            "NotifyBus", "NotifyBusSources", "SystemSupport", "Mosquitto", "EpollLoop",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "OrderedCollections", package: "swift-collections"),
         ]),
@@ -180,7 +195,7 @@ package.targets += [
     .testTarget(
         name: "MQTTTests",
         dependencies: [
-            "NotifyBus", "NotifyBusMQTT", "NotifyBusProtocol", "NotifyBusSources", "Mosquitto", "EpollLoop", "TestSupport",
+            "NotifyBus", "NotifyBusMQTT", "NotifyBusSources", "SystemSupport", "Mosquitto", "EpollLoop", "TestSupport",
             "notifybusd", "notifywatch",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "OrderedCollections", package: "swift-collections"),

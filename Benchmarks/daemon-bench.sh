@@ -8,7 +8,7 @@
 #            sender of the same 100 unicast Events (the goal's anchor) and vs dbus-daemon
 #            broadcasting one signal to 100 match rules (p50, p99, CPU per change)
 #   attacks  a well-behaved subscriber's live latency (p50, p99) and notifybusd's peak memory under
-#            each hostile client of CONTRACT §5.4 (an attacker process at full speed: 8 MB and 30 MB
+#            each hostile client of the specification (D-Bus interface) (an attacker process at full speed: 8 MB and 30 MB
 #            bodies, patterns at the limits, Subscribe/Cancel pairs, a mixed flood, a client that
 #            never reads, a stopped one) vs the same subscriber with no attacker and the daemon idle
 # The idle cost and memory are scripts/measure-idle-daemon's.

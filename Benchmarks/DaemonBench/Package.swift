@@ -4,7 +4,7 @@ import PackageDescription
 // notifybusd measured side by side with its anchors in one run: a frozen subscriber's catch-up
 // (through the daemon vs a raw D-Bus subscriber), live latency, fan-out to 100 connections (vs a
 // raw sender of the same unicast signals, and vs a broadcast), live latency and memory under the
-// hostile clients of CONTRACT §5.4 (vs the same subscriber with no attacker), and the daemon's
+// hostile clients of the specification's D-Bus interface article (vs the same subscriber with no attacker), and the daemon's
 // idle cost and memory. Every client, on both sides, is the same few lines of raw
 // libdbus, so the differences are the daemon's. A package of its own (like Benchmarks/), so
 // neither the root `swift test` nor the ordo-one suites build it. Run it through

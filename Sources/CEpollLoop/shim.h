@@ -9,6 +9,7 @@
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <sys/prctl.h>
+#include <sys/vfs.h>
 
 /// Names the calling thread (the kernel keeps 15 bytes). prctl is variadic, so Swift cannot call it.
 static inline int notifybus_set_thread_name(const char *name) {
@@ -26,6 +27,15 @@ static inline int notifybus_readable_bytes(int fd) {
 /// large is then a mapping of its own, given back to the kernel when freed.
 static inline int notifybus_fix_mmap_threshold(int bytes) {
     return mallopt(M_MMAP_THRESHOLD, bytes);
+}
+
+/// The type of the file system that holds `path` (`statfs`'s `f_type`, a `*_SUPER_MAGIC` number)
+/// in `type`; 0, or -1 with `errno` set. Swift's Glibc module does not export `statfs`.
+static inline int notifybus_file_system_type(const char *path, long *type) {
+    struct statfs info;
+    if (statfs(path, &info) != 0) return -1;
+    *type = (long)info.f_type;
+    return 0;
 }
 
 #endif

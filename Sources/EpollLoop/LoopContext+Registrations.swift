@@ -32,7 +32,7 @@ extension LoopContext {
     /// each registration only for the events it asked for. Deregister before closing the
     /// descriptor. Wraps `epoll_ctl`.
     /// - Parameters:
-    ///   - interest: `.readable`, `.writable` or both; other members are ignored.
+    ///   - interest: `.readable`, `.writable`, `.priority`, or several; other members are ignored.
     ///   - enabled: a disabled registration is kept but not watched (see `setEnabled(_:for:)`).
     /// - Throws: `EventLoopError.systemCall` from `epoll_ctl` (e.g. `EPERM` for a regular file,
     ///   `EBADF` for a closed descriptor); `.shutDown` once the loop is shutting down.
@@ -43,7 +43,7 @@ extension LoopContext {
         guard !isTornDown else { throw .shutDown }
         let id = makeID()
         registrations[id] = Registration(
-            fd: fileDescriptor, interest: interest.intersection([.readable, .writable]),
+            fd: fileDescriptor, interest: interest.intersection(IOEvents.interests),
             enabled: enabled, handler: handler)
         descriptors[fileDescriptor, default: WatchedDescriptor()].registrations.append(id)
         do {
@@ -58,7 +58,7 @@ extension LoopContext {
     /// Changes what `registration` waits for. Wraps `epoll_ctl`.
     public func setInterest(_ interest: IOEvents, for registration: IORegistration) throws(EventLoopError) {
         guard var entry = registrations[registration.id] else { throw .unknownHandle }
-        entry.interest = interest.intersection([.readable, .writable])
+        entry.interest = interest.intersection(IOEvents.interests)
         registrations[registration.id] = entry
         try updateEpoll(for: entry.fd)
     }

@@ -2,8 +2,9 @@ import DBus
 import NotifyBus
 import NotifyBusProtocol
 import Synchronization
+import SystemSupport
 
-/// An app's way to the bus that `notifybusd` runs (CONTRACT.md §5): subscriptions that yield the
+/// An app's way to the bus that `notifybusd` runs (specification: D-Bus interface): subscriptions that yield the
 /// same `SubscriptionEvent`s as an in-process `NotificationBus`, held for the app by the daemon
 /// while the app is suspended, frozen or stopped.
 ///
@@ -76,6 +77,18 @@ public final class NotifyBusClient: Sendable {
         return reply?.first?.boolValue ?? false
     }
 
+    /// Whether a daemon serves `org.notifybus.Bus1` on the bus, once the bus has been asked to
+    /// start one (`StartServiceByName`) when none owns the name: it does where a D-Bus service
+    /// file names it (`share/dbus-1/services/org.notifybus.Bus1.service`, which `scripts/install`
+    /// installs), and answers once the daemon owns the name.
+    public func startDaemon() async -> Bool {
+        if await isDaemonRunning() { return true }
+        let reply = try? await connection.call(
+            destination: .bus, path: .bus, interface: .bus, member: "StartServiceByName",
+            arguments: [.string(BusInterface.busName.rawValue), .uint32(0)])
+        return reply != nil
+    }
+
     /// Subscribes through the daemon to the keys matching `patterns`; iterate the result.
     ///
     /// - Parameters:
@@ -84,7 +97,7 @@ public final class NotifyBusClient: Sendable {
     ///   - limit: the most entries held while suspended (1 to 65,536).
     ///   - initial: `.current` delivers the current value of every matching key first.
     ///   - followsFreezer: whether the daemon holds notifications while this process is frozen or
-    ///     stopped (CONTRACT.md §5.3).
+    ///     stopped (specification: D-Bus interface, "Following the subscriber's life").
     /// - Throws: `DBusError`: `ServiceUnknown` without a daemon, `InvalidArgs`,
     ///   `org.notifybus.Error.LimitsExceeded`.
     public func subscribe(

@@ -3,6 +3,7 @@ import EpollLoop
 import Logging
 import NotifyBus
 import NotifyBusProtocol
+import SystemSupport
 
 /// `notifybusd`'s D-Bus side: the bus object and the subscriptions' objects, the subscriptions'
 /// life, and their events sent to their owners.

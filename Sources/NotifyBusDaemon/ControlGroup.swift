@@ -1,4 +1,4 @@
-import NotifyBusSources
+import SystemSupport
 
 /// What the kernel says of a process's cgroup v2 group: which group (`/proc/PID/cgroup`) and
 /// whether it is frozen (`cgroup.events`).

@@ -1,4 +1,4 @@
-import NotifyBusSources
+import SystemSupport
 
 /// A process as the daemon knows it: its PID together with its start time (field 22 of
 /// `/proc/PID/stat`, in clock ticks since boot), so that a new process that reuses the PID is a

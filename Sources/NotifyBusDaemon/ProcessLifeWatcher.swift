@@ -1,6 +1,6 @@
 import EpollLoop
 import Logging
-import NotifyBusSources
+import SystemSupport
 
 /// Follows whether processes can run: frozen by the cgroup v2 freezer, or stopped by a signal.
 /// It lives on an event loop's thread and tells, through each follower's handler, when a
@@ -252,7 +252,7 @@ public final class ProcessLifeWatcher {
     /// What inotify told of the watched files.
     private func groupFileEvent(_ event: InotifyWatches.Event) {
         switch event {
-        case .modified(let file):
+        case .changed(let file):
             guard let group = groupsOfFiles[file] else { return }
             perform(state.groupChanged(group))
         case .ended(let file):

@@ -1,4 +1,4 @@
-import NotifyBusSources
+import SystemSupport
 
 /// Whether a process runs, as the state letter of `/proc/PID/stat` tells.
 ///

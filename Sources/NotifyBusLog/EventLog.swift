@@ -1,8 +1,8 @@
 import NotifyBus
 
-/// An event log, format version 1 (CONTRACT.md §2): a header and timed records.
+/// An event log, format version 1 (specification: Event log format): a header and timed records.
 ///
-/// See <doc:EventLogFormat> for the format and how a log replays.
+/// See <doc:ReplayingLogs> for reading, replaying and recording logs in Swift.
 public struct EventLog: Sendable {
     /// The name it was read from, for error messages.
     public var file: String
@@ -102,7 +102,7 @@ public struct EventLog: Sendable {
     }
 }
 
-/// Reads a log line by line, checking each against CONTRACT.md §2.
+/// Reads a log line by line, checking each against the specification (Event log format).
 ///
 /// It checks what a line says by itself and against the lines before it
 /// (the header, `t` never decreasing); that subscribers exist is the replayer's check.

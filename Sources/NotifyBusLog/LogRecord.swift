@@ -1,6 +1,6 @@
 import NotifyBus
 
-/// One record of an event log (CONTRACT.md §2), without its time.
+/// One record of an event log (specification: Event log format, "Records"), without its time.
 public enum LogRecord: Sendable, Hashable {
     /// A source published `value` for `key`.
     case event(key: String, value: JSONValue, source: String?)

@@ -2,8 +2,8 @@ import EpollLoop
 import Logging
 import Mosquitto
 import NotifyBus
-import NotifyBusProtocol
 import NotifyBusSources
+import SystemSupport
 
 /// The MQTT link on the loop: carries out `MQTTLinkState`'s actions with a `MosquittoClient`
 /// (a new one per connection attempt), the bus subscription and loop timers.

@@ -1,5 +1,4 @@
 import NotifyBus
-import NotifyBusProtocol
 
 /// A key's retained message (CONTRACT.md §6.1): `{"value": V, "time": "RFC 3339", "coalesced": N}`,
 /// UTF-8 JSON, the value as the bus holds it (numbers in their JSON form).

@@ -1,10 +1,11 @@
 import DBus
 import NotifyBus
+import SystemSupport
 
 /// The elements of an `Events` signal (`aa{sv}`): each one line of the `notifywatch` output as a
 /// dictionary, values as JSON text, numbered by `seq`. The daemon encodes a subscription's events
 /// with it, and a client decodes them back into the same `SubscriptionEvent`s an in-process bus
-/// yields (see the DeliveryProtocol article of the NotifyBusDaemon documentation).
+/// yields (specification: D-Bus interface, "Events").
 public enum EventElements {
     /// The fields of `event`'s element: `type`, `t` (seconds since the daemon started, from
     /// `event`'s time), `time` (RFC 3339, `origin` being the wall-clock time of t = 0), `seq`, and

@@ -123,7 +123,8 @@ public struct SubscribeRequest: Sendable, Hashable {
             ("initial", .string(initial == .current ? "current" : "none")),
             ("follow-freezer", .boolean(followsFreezer)),
         ]
-        if limit >= 1, limit <= BusInterface.Limits.maximumLimit { options.append(("limit", .uint32(UInt32(limit)))) }
+        // Always sent: one out of 1…maximumLimit (clamped to a `u`) is the daemon's to refuse.
+        options.append(("limit", .uint32(UInt32(clamping: limit))))
         return [.strings(patterns.map(\.text)), .vardict(options)]
     }
 }

@@ -5,13 +5,12 @@ import ArgumentParser
 import DBus
 import EpollLoop
 import Logging
-import NIOCore
-import NIOPosix
+import NIOGlobalExecutor
 import NotifyBusDaemon
 import NotifyBusMQTT
 import NotifyBusSources
 import ServiceLifecycle
-import UnixSignals
+import SystemSupport
 
 /// The entry point: Swift concurrency's global executor becomes SwiftNIO's event loops before
 /// anything runs, so an idle daemon wakes for nothing (the default executor on Linux re-arms a
@@ -19,7 +18,7 @@ import UnixSignals
 @main
 enum Main {
     static func main() async {
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        NIOGlobalExecutor.install()
         await NotifyBusd.main()
     }
 }
@@ -43,10 +42,12 @@ struct NotifyBusd: AsyncParsableCommand {
     @Option(name: .customLong("system-bus"), help: "Where the system sources connect (default: $DBUS_SYSTEM_BUS_ADDRESS).")
     var systemBus: String?
 
-    @Option(name: .customLong("source"), help: "Run only this source (repeatable): \(SystemSources.names.joined(separator: ", ")).")
+    @Option(
+        name: .customLong("source"), help: "Run only this source (repeatable): \(SystemSources.names.joined(separator: ", ")).",
+        completion: .list(SystemSources.names))
     var onlySources: [String] = []
 
-    @Option(name: .customLong("no-source"), help: "Do not run this source (repeatable).")
+    @Option(name: .customLong("no-source"), help: "Do not run this source (repeatable).", completion: .list(SystemSources.names))
     var exceptSources: [String] = []
 
     @Option(name: .customLong("max-held"), help: "The most entries held for all suspended subscriptions together.")
@@ -84,19 +85,32 @@ struct NotifyBusd: AsyncParsableCommand {
         let daemon = NotifyBusDaemon(configuration: .init(
             sessionBus: sessionBus.map(DBusAddress.address) ?? .session,
             sources: SystemSources.Options(
-                systemBus: systemBus.map(SourceBusAddress.address) ?? .system,
-                sessionBus: sessionBus.map(SourceBusAddress.address) ?? .session,
+                systemBus: systemBus.map(DBusAddress.address) ?? .system,
+                sessionBus: sessionBus.map(DBusAddress.address) ?? .session,
                 only: onlySources, except: exceptSources, logger: logger),
             maximumHeld: maxHeld, maximumSubscriptions: maxSubscriptions, logger: logger,
             mqtt: mqttLink))
-        let group = ServiceGroup(configuration: .init(
-            services: [.init(service: daemon)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        // SIGINT and SIGTERM begin graceful shutdown; the listener's loop wakes only for them.
+        let signalLoop = try EventLoopThread(name: "notifybusd-sig")
+        let signals = try SignalListener([SIGINT, SIGTERM], loop: signalLoop)
+        let group = ServiceGroup(configuration: .init(services: [.init(service: daemon)], logger: logger))
         do {
-            try await group.run()
-        } catch let failure as NotifyBusDaemon.Failure {
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask {
+                    for await _ in signals.signals {
+                        await group.triggerGracefulShutdown()
+                    }
+                }
+                try await group.run()
+                tasks.cancelAll()
+            }
+        } catch {
+            await signalLoop.shutdown()
+            guard let failure = error as? NotifyBusDaemon.Failure else { throw error }
             StandardErrorLogHandler.print("notifybusd: \(failure)")
             throw ExitCode(1)
         }
+        await signalLoop.shutdown()
     }
 }
 

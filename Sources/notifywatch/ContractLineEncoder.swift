@@ -1,7 +1,7 @@
 import NotifyBus
 import NotifyBusSources
 
-/// The one writer of CONTRACT.md §3's JSON lines: `notification`, `suspended`, `resumed`,
+/// The one writer of the JSON lines (specification: notifywatch output): `notification`, `suspended`, `resumed`,
 /// `resync` and `source`, and the per-source objects of `sources --json`.
 ///
 /// Each method appends one line's bytes (without the newline) to a caller's buffer, so the line

@@ -5,8 +5,9 @@ import DBus
 import NotifyBus
 import NotifyBusClient
 import NotifyBusSources
+import SystemSupport
 
-/// `notifywatch --daemon`: the same lines, through a running `notifybusd` (CONTRACT.md §3 and §5).
+/// `notifywatch --daemon`: the same lines, through a running `notifybusd` (specification: notifywatch output, "Through the daemon").
 ///
 /// It subscribes with its patterns, policy, limit and `initial`, prints a `source` line for each
 /// of the daemon's sources and then every change of them, and every event of its subscription.
@@ -20,7 +21,8 @@ struct DaemonWatch {
     let sessionBus: String?
     let exitIfUnavailable: Bool
 
-    /// Watches until SIGINT or SIGTERM (0), or the daemon leaving (1); 69 without a daemon.
+    /// Watches until SIGINT or SIGTERM (0), or the daemon leaving (1); 69 without a daemon (the
+    /// bus starts one first where it can).
     func run(output: LiveOutput, listener: SignalListener) async -> Int32 {
         let client: NotifyBusClient
         do {
@@ -29,8 +31,8 @@ struct DaemonWatch {
             printError("cannot reach the session bus: \(error)")
             return 69
         }
-        guard await client.isDaemonRunning() else {
-            printError("no notifybusd on the session bus (org.notifybus.Bus1 has no owner): start it, or drop --daemon")
+        guard await client.startDaemon() else {
+            printError("no notifybusd on the session bus (org.notifybus.Bus1 has no owner, and the bus cannot start one): start it, or drop --daemon")
             await client.close()
             return 69
         }

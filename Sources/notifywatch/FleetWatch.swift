@@ -7,6 +7,7 @@ import NotifyBus
 import NotifyBusLog
 import NotifyBusMQTT
 import Synchronization
+import SystemSupport
 
 /// `notifywatch --mqtt URL [--mqtt-config FILE] [--mqtt-prefix P] [HOST/PATTERN...]`.
 struct FleetOptions: ParsableArguments {

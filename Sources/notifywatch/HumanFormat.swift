@@ -1,4 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import NotifyBus
+import SystemSupport
 
 /// The human output of notifywatch: aligned columns, marked lifecycle lines,
 /// colour only when asked (on a terminal).
@@ -37,7 +41,7 @@ struct HumanFormat {
 
     func timeColumn(_ seconds: Double) -> String {
         if let origin {
-            return LocalTime(origin.adding(seconds)).clock
+            return LocalTime(origin.advanced(bySeconds: seconds)).clock
         }
         let text = "+" + threeDecimals(seconds)
         return String(repeating: " ", count: max(0, 10 - text.count)) + text
@@ -50,4 +54,12 @@ struct HumanFormat {
     func paint(_ s: String, _ code: String) -> String {
         color ? "\u{1B}[\(code)m\(s)\u{1B}[0m" : s
     }
+}
+
+/// `value` with three decimals, as `String(format: "%.3f", value)` (the C library's rounding).
+func threeDecimals(_ value: Double) -> String {
+    var buffer = [CChar](repeating: 0, count: 512)
+    let count = withVaList([value]) { vsnprintf(&buffer, buffer.count, "%.3f", $0) }
+    guard count >= 0 else { return "" }
+    return String(decoding: buffer[0..<min(Int(count), buffer.count - 1)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

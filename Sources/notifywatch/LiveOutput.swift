@@ -5,8 +5,9 @@ import NotifyBus
 import NotifyBusLog
 import NotifyBusSources
 import Synchronization
+import SystemSupport
 
-/// What `notifywatch` prints while watching: human columns or CONTRACT.md §3's JSON lines,
+/// What `notifywatch` prints while watching: human columns or the specification's JSON lines,
 /// one complete line per `write(2)`, from any thread.
 ///
 /// While the watcher is suspended nothing is printed, `source` lines included: a source's status
@@ -49,7 +50,7 @@ final class LiveOutput: Sendable {
     func event(_ event: SubscriptionEvent) {
         let time = Self.time(of: event)
         let t = LogTime(time)
-        let wall = json ? event.notification.map { _ in LocalTime(origin.adding(t.seconds)).rfc3339 } : nil
+        let wall = json ? event.notification.map { _ in LocalTime(origin.advanced(bySeconds: t.seconds)).rfc3339 } : nil
         let line = json ? nil : human.format(seconds: t.seconds, subscriber: subscriber, event: event)
         out.withLock { state in
             if let line {

@@ -1,6 +1,5 @@
 import ArgumentParser
-import NIOCore
-import NIOPosix
+import NIOGlobalExecutor
 
 /// The entry point: Swift concurrency's global executor becomes SwiftNIO's event loops before
 /// anything runs, so an idle watcher wakes for nothing (the default executor on Linux re-arms a
@@ -8,7 +7,7 @@ import NIOPosix
 @main
 enum Main {
     static func main() async {
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        NIOGlobalExecutor.install()
         await NotifyWatch.main()
     }
 }

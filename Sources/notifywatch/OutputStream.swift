@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemSupport
 
 /// Buffered output to a file descriptor, written with `write(2)`.
 ///
@@ -48,8 +49,7 @@ final class OutputStream {
     deinit { flush() }
 }
 
-/// Standard error, unbuffered.
+/// `notifywatch: <message>` on standard error, in one `write(2)`.
 func printError(_ message: String) {
-    let text = "notifywatch: " + message + "\n"
-    _ = text.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+    StandardErrorLogHandler.print("notifywatch: " + message)
 }

@@ -2,41 +2,9 @@
 import Glibc
 #endif
 
-/// The few services of the C library notifywatch needs besides its sources: whole files,
-/// sleeping, the environment and the host's name.
+/// The few services of the C library notifywatch needs besides its sources and
+/// `SystemSupport`: sleeping, the environment and the host's name.
 enum Posix {
-    /// An `errno` value, described by `strerror`.
-    struct Failure: Error, CustomStringConvertible {
-        var code: Int32
-        var description: String { String(cString: strerror(code)) }
-    }
-
-    /// Every byte of the file at `path`.
-    static func readFile(atPath path: String) -> Result<[UInt8], Failure> {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return .failure(Failure(code: errno)) }
-        defer { close(fd) }
-        var status = stat()
-        let sizeHint = fstat(fd, &status) == 0 ? Int(status.st_size) : 0
-        return readToEnd(fd, sizeHint: sizeHint)
-    }
-
-    /// Every byte read from `fd` until its end.
-    static func readToEnd(_ fd: Int32, sizeHint: Int = 0) -> Result<[UInt8], Failure> {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(max(sizeHint, 0) + 1)
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n == 0 { return .success(bytes) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return .failure(Failure(code: errno))
-            }
-            bytes.append(contentsOf: chunk[0..<n])
-        }
-    }
-
     /// Sleeps for `seconds`, resuming after a signal until the time is up.
     static func sleep(seconds: Double) {
         guard seconds > 0 else { return }

@@ -4,6 +4,7 @@ import Glibc
 import ArgumentParser
 import NotifyBus
 import NotifyBusLog
+import SystemSupport
 
 struct Replay: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -23,7 +24,7 @@ struct Replay: ParsableCommand {
     @Argument(help: "The log file (`-` reads standard input).")
     var file: String
 
-    @Flag(help: "Print one JSON object per line (CONTRACT.md §3) instead of columns.")
+    @Flag(help: "Print one JSON object per line (specification: notifywatch output) instead of columns.")
     var json = false
 
     @Flag(help: "Pace the replay at the log's own speed.")
@@ -49,7 +50,7 @@ struct Replay: ParsableCommand {
     func run() throws {
         let name = file == "-" ? "<stdin>" : file
         let bytes: [UInt8]
-        switch file == "-" ? Posix.readToEnd(STDIN_FILENO) : Posix.readFile(atPath: file) {
+        switch file == "-" ? SmallFile.contents(ofDescriptor: STDIN_FILENO, limit: .max) : SmallFile.contents(of: file, limit: .max) {
         case .success(let read): bytes = read
         case .failure(let failure):
             printError("cannot read \(name): \(failure)")

@@ -1,5 +1,6 @@
 import Logging
 import NotifyBus
+import DBus
 import NotifyBusSources
 
 /// The built-in sources notifywatch can run, by name.
@@ -16,8 +17,8 @@ enum SourceCatalog {
     /// Makes the named sources, publishing to `bus` and logging to `logger`, sharing one loop.
     static func make(_ names: [String], bus: NotificationBus, buses: Buses, logger: Logger) -> [any NotifyBusSource] {
         SystemSources.all(bus: bus, options: SystemSources.Options(
-            systemBus: buses.system.map(SourceBusAddress.address) ?? .system,
-            sessionBus: buses.session.map(SourceBusAddress.address) ?? .session,
+            systemBus: buses.system.map(DBusAddress.address) ?? .system,
+            sessionBus: buses.session.map(DBusAddress.address) ?? .session,
             except: SystemSources.names.filter { !names.contains($0) }, logger: logger))
     }
 
@@ -28,4 +29,10 @@ enum SourceCatalog {
         }
         return names.filter { (only.isEmpty || only.contains($0)) && !except.contains($0) }
     }
+}
+
+/// An error the CLI reports in words and exits non-zero.
+struct CLIError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
 }

@@ -7,7 +7,9 @@ import Logging
 import NotifyBus
 import NotifyBusLog
 import NotifyBusMQTT
+import NotifyBusProtocol
 import NotifyBusSources
+import SystemSupport
 
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -28,7 +30,7 @@ struct Watch: AsyncParsableCommand {
               notifywatch --json | jq -c 'select(.type == "notification")'
               notifywatch --record session.jsonl      (then: notifywatch replay session.jsonl)
               notifywatch --source power --no-initial
-              notifywatch --daemon 'battery/**'     (through a running notifybusd)
+              notifywatch --daemon 'battery/**'     (through notifybusd)
               notifywatch --mqtt mqtt://broker '*/battery/**'   (a fleet, from notifybusd --mqtt)
             """
     )
@@ -36,7 +38,7 @@ struct Watch: AsyncParsableCommand {
     @Argument(help: "Key patterns to watch (`*` one segment, `**` any number); default: everything.")
     var patterns: [String] = []
 
-    @Flag(help: "Print one JSON object per line (CONTRACT.md §3), flushed line by line.")
+    @Flag(help: "Print one JSON object per line (specification: notifywatch output), flushed line by line.")
     var json = false
 
     @Option(help: "What a resume delivers: latest, changed, all or drop.")
@@ -48,10 +50,12 @@ struct Watch: AsyncParsableCommand {
     @Flag(help: "Do not print the current values at start.")
     var noInitial = false
 
-    @Option(name: .customLong("source"), help: "Run only this source (repeatable): \(SourceCatalog.names.joined(separator: ", ")).")
+    @Option(
+        name: .customLong("source"), help: "Run only this source (repeatable): \(SourceCatalog.names.joined(separator: ", ")).",
+        completion: .list(SourceCatalog.names))
     var onlySources: [String] = []
 
-    @Option(name: .customLong("no-source"), help: "Do not run this source (repeatable).")
+    @Option(name: .customLong("no-source"), help: "Do not run this source (repeatable).", completion: .list(SourceCatalog.names))
     var exceptSources: [String] = []
 
     @Option(name: .customLong("system-bus"), help: "D-Bus system bus address (default: $DBUS_SYSTEM_BUS_ADDRESS).")
@@ -64,8 +68,9 @@ struct Watch: AsyncParsableCommand {
     var record: String?
 
     @Flag(help: """
-        Watch through a running notifybusd (org.notifybus.Bus1 on the session bus) instead of \
-        starting the sources here; it holds notifications while this process is frozen or stopped.
+        Watch through notifybusd (org.notifybus.Bus1 on the session bus; the bus starts it where \
+        it is installed) instead of starting the sources here; it holds notifications while this \
+        process is frozen or stopped.
         """)
     var daemon = false
 
@@ -79,8 +84,9 @@ struct Watch: AsyncParsableCommand {
     var color: Replay.ColorChoice = .auto
 
     @Option(help: """
-        What the sources log on standard error: trace, debug (also status changes), info, \
-        notice, warning (what they skip: wrong types, malformed signals), error, critical.
+        What the sources log on standard error: trace, debug (also status changes, and the \
+        daemons not installed here), info, notice, warning (what they skip: wrong types, \
+        malformed signals), error, critical.
         """)
     var logLevel: Logger.Level = .warning
 
@@ -89,6 +95,9 @@ struct Watch: AsyncParsableCommand {
 
     func validate() throws {
         if limit < 0 { throw ValidationError("--limit must be 0 or more") }
+        if daemon, !(1...BusInterface.Limits.maximumLimit).contains(limit) {
+            throw ValidationError("--limit with --daemon must be 1 to \(BusInterface.Limits.maximumLimit), what notifybusd holds at most")
+        }
         if daemon, record != nil {
             throw ValidationError("--record cannot go with --daemon: the daemon's subscriber never sees the raw events")
         }

@@ -1,5 +1,6 @@
 import DBus
 import TestSupport
+import Logging
 import NotifyBus
 import NotifyBusSources
 import Testing
@@ -60,7 +61,7 @@ struct LocaleSourceTests {
         let source = LocaleSource(
             bus: notifications,
             configuration: .init(
-                address: bus.sourceAddress, files: [localeConf, defaultLocale],
+                address: bus.dbusAddress, files: [localeConf, defaultLocale],
                 connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200), defaultTimeout: .seconds(5))),
             logger: log.logger)
         return RunningSource(source, bus: notifications, log: log)
@@ -107,7 +108,24 @@ struct LocaleSourceTests {
         try replaceFile(localeConf, "LANG=it_IT.UTF-8\n")
         #expect(await running.waitFor("locale", ["LANG": "it_IT.UTF-8"]))
         #expect(running.source.status == .running)
-        #expect(running.problems.recent.contains { $0.contains("reading the files") })
+        // Falling back to the files is what the source is for: said at debug, nothing warned.
+        #expect(running.problems.all.contains { $0.level == .debug && $0.message.contains("reading the files") })
+        #expect(running.problems.recent.isEmpty, "\(running.problems.recent)")
+        try await running.stop()
+    }
+
+    /// A machine without systemd-localed (no owner, no activatable service: `ServiceUnknown`):
+    /// the files are the locale, the normal way there, and nothing is logged at `warning`.
+    @Test func withoutLocaledTheFilesAreTheLocaleAndNothingIsWarned() async throws {
+        try writeFile(localeConf, "LANG=nl_NL.UTF-8\n")
+        let running = makeSource()
+        #expect(await running.waitFor("locale", ["LANG": "nl_NL.UTF-8"]))
+        #expect(await running.waitForStatus("running"))
+        let note = running.problems.all.first { $0.message.contains("reading the files") }
+        #expect(note?.level == .debug)
+        #expect(note?.message.contains("ServiceUnknown") == true, "\(String(describing: note))")
+        #expect(note?.metadata["source"] == "locale")
+        #expect(running.problems.recent.isEmpty, "\(running.problems.recent)")
         try await running.stop()
     }
 

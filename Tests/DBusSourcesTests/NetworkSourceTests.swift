@@ -42,7 +42,7 @@ struct NetworkSourceTests {
         let source = NetworkSource(
             bus: notifications,
             configuration: .init(
-                address: bus.sourceAddress,
+                address: bus.dbusAddress,
                 connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200), defaultTimeout: .seconds(5))),
             logger: log.logger)
         return RunningSource(source, bus: notifications, log: log)

@@ -35,7 +35,7 @@ struct PortalSettingsSourceTests {
         let source = PortalSettingsSource(
             bus: notifications,
             configuration: .init(
-                address: bus.sourceAddress, namespaces: namespaces,
+                address: bus.dbusAddress, namespaces: namespaces,
                 connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200), defaultTimeout: .seconds(5))),
             logger: log.logger)
         return RunningSource(source, bus: notifications, log: log)

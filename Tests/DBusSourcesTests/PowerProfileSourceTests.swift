@@ -51,7 +51,7 @@ struct PowerProfileSourceTests {
         let source = PowerProfileSource(
             bus: notifications,
             configuration: .init(
-                address: bus.sourceAddress,
+                address: bus.dbusAddress,
                 connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200), defaultTimeout: .seconds(5))),
             logger: log.logger)
         return RunningSource(source, bus: notifications, log: log)
@@ -145,7 +145,7 @@ struct PowerProfileSourceTests {
         _ = new
     }
 
-    @Test func aProfileOfTheWrongTypeIsSkippedAndReported() async throws {
+    @Test func aProfileOfTheWrongTypeOrNameIsSkippedAndReported() async throws {
         let old = try await startOld("balanced")
         let running = makeSource()
         #expect(await running.waitFor("power/profile", "balanced"))
@@ -154,6 +154,9 @@ struct PowerProfileSourceTests {
         #expect(running.problems.all.contains {
             $0.message.contains("expected 's'") && $0.metadata["key"] == "power/profile" && $0.metadata["source"] == "power-profile"
         })
+        // A string that names no profile of the three is skipped too.
+        try await setActiveProfile(client, oldName, .string("turbo"))
+        #expect(await eventually(timeout: .seconds(30)) { running.problems.recent.contains { $0.contains("'turbo', not one of") } })
         try await setActiveProfile(client, oldName, .string("performance"))
         #expect(await running.waitFor("power/profile", "performance"))
         #expect(running.values("power/profile") == ["balanced", "performance"])
@@ -186,7 +189,7 @@ struct RealPowerProfilesDaemonTests {
             PowerProfileSource(
                 bus: notifications,
                 configuration: .init(
-                    address: bus.sourceAddress,
+                    address: bus.dbusAddress,
                     connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200), defaultTimeout: .seconds(5))),
                 logger: log.logger),
             bus: notifications, log: log)

@@ -20,7 +20,7 @@ struct RealSensorProxyTests {
         let running = RunningSource(
             SensorProxySource(
                 bus: notifications,
-                configuration: .init(address: bus.sourceAddress, connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(500))),
+                configuration: .init(address: bus.dbusAddress, connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(500))),
                 logger: log.logger),
             bus: notifications, log: log)
         #expect(await running.waitFor("orientation", "portrait"))

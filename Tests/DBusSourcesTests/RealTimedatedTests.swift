@@ -1,3 +1,4 @@
+import DBus
 import NotifyBus
 import NotifyBusSources
 import TestSupport
@@ -22,7 +23,7 @@ struct RealTimedatedTests {
         let source = TimeSource(
             bus: notifications,
             configuration: .init(
-                address: bus.sourceAddress, localtime: timedated.localtime, clock: clock,
+                address: bus.dbusAddress, localtime: timedated.localtime, clock: clock,
                 connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200), defaultTimeout: .seconds(5))),
             logger: log.logger)
         let running = RunningSource(source, bus: notifications, log: log)

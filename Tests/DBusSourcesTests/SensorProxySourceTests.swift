@@ -31,7 +31,7 @@ struct SensorProxySourceTests {
         let source = SensorProxySource(
             bus: notifications,
             configuration: .init(
-                address: bus.sourceAddress, settleDelay: .milliseconds(200),
+                address: bus.dbusAddress, settleDelay: .milliseconds(200),
                 connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200), defaultTimeout: .seconds(5))),
             logger: log.logger)
         return RunningSource(source, bus: notifications, log: log)

@@ -4,11 +4,6 @@ import NotifyBus
 import NotifyBusSources
 import Testing
 
-extension PrivateBus {
-    /// The bus's address, as the sources take it.
-    var sourceAddress: SourceBusAddress { .address(address) }
-}
-
 /// A source running in a task, a subscriber recording what it receives, the statuses, and
 /// what the source logged (when it was made with `problems.logger`).
 final class RunningSource<Source: NotifyBusSource>: Sendable {
@@ -25,6 +20,7 @@ final class RunningSource<Source: NotifyBusSource>: Sendable {
         self.source = source
         self.bus = bus
         problems = log
+        log.snapshotStore(of: bus)
         let events = self.events
         let statuses = self.statuses
         subscription = bus.subscribe(patterns) { events.append($0) }
@@ -51,6 +47,14 @@ final class RunningSource<Source: NotifyBusSource>: Sendable {
         await events.wait(timeout: timeout) { events in
             events.compactMap(\.notification).last(where: { $0.key == key })?.value == value
         }
+    }
+
+    /// The bus's store at the moment the source first reported `running` (taken on its loop
+    /// thread as it logged the change, just after the report): what a subscriber starting then
+    /// gets as initial values. `nil` when it did not say `running` within `timeout`.
+    func storeWhenFirstRunning(timeout: Duration = .seconds(10)) async -> [String: JSONValue]? {
+        await eventually(timeout: timeout) { problems.storeWhenFirst("running") != nil }
+        return problems.storeWhenFirst("running")
     }
 
     /// Waits until the source reports a status named `name` (after `after` earlier reports).

@@ -13,8 +13,8 @@ struct SourceServiceTests {
         let notifications = NotificationBus()
         let log = LogRecorder()
         let sources = SystemSources.all(bus: notifications, options: .init(
-            systemBus: bus.sourceAddress, sessionBus: bus.sourceAddress, logger: log.logger))
-        #expect(sources.map(\.name) == ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login"])
+            systemBus: bus.dbusAddress, sessionBus: bus.dbusAddress, logger: log.logger))
+        #expect(sources.map(\.name) == ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login", "memory", "thermal"])
         let loops = sources.compactMap { source -> SourceLoop? in
             switch source {
             case let source as PowerSupplySource: source.loop
@@ -26,10 +26,12 @@ struct SourceServiceTests {
             case let source as PowerProfileSource: source.loop
             case let source as NetworkSource: source.loop
             case let source as LoginSource: source.loop
+            case let source as MemoryPressureSource: source.loop
+            case let source as ThermalSource: source.loop
             default: nil
             }
         }
-        #expect(loops.count == 9)
+        #expect(loops.count == 11)
         let loop = try #require(loops.first)
         #expect(loops.allSatisfy { $0 === loop })
         #expect(!loop.isRunning)  // it starts with the first source
@@ -52,6 +54,14 @@ struct SourceServiceTests {
         }
         #expect(!loop.isRunning)
         #expect(log.all.contains { $0.metadata["source"] == "settings" })
+        // A bus without the daemons is a normal machine: the D-Bus sources say so in their
+        // statuses and at debug, never at warning (the udev, time and locale sources read this
+        // machine's devices and files, which the other suites cover).
+        let daemonless = ["sensors", "settings", "power-profile", "network", "login", "thermal"]
+        let warned = log.all.filter { entry in
+            entry.level >= .warning && daemonless.contains { entry.metadata["source"] == .string($0) }
+        }
+        #expect(warned.isEmpty, "\(warned.map(\.message))")
         // Options choose the sources.
         let some = SystemSources.all(bus: notifications, options: .init(only: ["locale", "power"], except: ["power"]))
         #expect(some.map(\.name) == ["locale"])

@@ -55,7 +55,7 @@ struct TimeSourceTests {
         let source = TimeSource(
             bus: notifications,
             configuration: .init(
-                address: bus.sourceAddress, localtime: localtime ?? self.localtime, clock: clock,
+                address: bus.dbusAddress, localtime: localtime ?? self.localtime, clock: clock,
                 connection: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200), defaultTimeout: .seconds(5))),
             logger: log.logger)
         return RunningSource(source, bus: notifications, log: log)

@@ -1,7 +1,7 @@
 import NotifyBus
 import NotifyBusMQTT
-import NotifyBusProtocol
 import NotifyBusSources
+import SystemSupport
 import TestSupport
 import Testing
 

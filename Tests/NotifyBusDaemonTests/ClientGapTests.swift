@@ -2,6 +2,7 @@ import DBus
 import NotifyBus
 @testable import NotifyBusClient
 import NotifyBusProtocol
+import SystemSupport
 import TestSupport
 import Testing
 

@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-/// The daemon follows its subscribers' lives (CONTRACT.md §5.3): the Python client's process
+/// The daemon follows its subscribers' lives (specification: D-Bus interface, "Following the subscriber's life"): the Python client's process
 /// frozen through a real cgroup v2 group (or its parent), or stopped with SIGSTOP.
 @Suite("notifybusd and the freezer", .serialized)
 struct DaemonFreezerTests {

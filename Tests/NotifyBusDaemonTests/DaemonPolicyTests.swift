@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-/// CONTRACT §4's rules through the daemon, with the Python client: each policy, the limit and
+/// The delivery rules (specification: Delivery semantics) through the daemon, with the Python client: each policy, the limit and
 /// its resync, the current values on subscribing.
 @Suite("notifybusd: the delivery rules", .serialized)
 struct DaemonPolicyTests {

@@ -6,8 +6,8 @@ import Testing
 import Glibc
 #endif
 
-/// §5.2's delivery that cannot be silently wrong: `seq` on every element, a notification's
-/// `kind`, `first` and `last`, `Resync`; and §5.4's client that does not read.
+/// The delivery (specification: D-Bus interface, "Events") that cannot be silently wrong: `seq` on every element, a notification's
+/// `kind`, `first` and `last`, `Resync`; and the client that does not read ("Broken and hostile clients").
 extension HostileClientTests {
     /// Checks what every element carries and returns them: `seq` consecutive from `first`
     /// across signals, `t` and `time`; a notification's `kind`, `first` and `last`.

@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// §5.4 "Responsiveness" under a flood, and §5.2's access rule against every kind of call.
+/// "Responsiveness" (specification: D-Bus interface) under a flood, and its access rule against every kind of call.
 extension HostileClientTests {
     @Test func anotherClientIsServedWithinBoundsDuringAFlood() async throws {
         let bed = try await DaemonBed()

@@ -6,8 +6,8 @@ import Testing
 import Glibc
 #endif
 
-/// §5.2's 1 MiB bound on every signal and reply, with the portal Settings stand-in publishing
-/// values of about 60 KB (`notifybusd --source settings` on the session bus), and §1's 64 KiB
+/// The 1 MiB bound on every signal and reply (specification: D-Bus interface, "Events"), with the portal Settings stand-in publishing
+/// values of about 60 KB (`notifybusd --source settings` on the session bus), and the sources' 64 KiB
 /// bound on one value.
 extension HostileClientTests {
     static let signalBound = 1 << 20

@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-/// §5.3's stop rule (a stopped subscriber gets the `suspended` element and nothing else), Ctrl-Z
+/// The stop rule (a stopped subscriber gets the `suspended` element and nothing else; specification: D-Bus interface), Ctrl-Z
 /// under `notifywatch --daemon`, and a sandboxed app behind `xdg-dbus-proxy` frozen as one app scope.
 extension HostileClientTests {
     /// Stops `client` with SIGSTOP, makes `states` changes, continues it; its lines up to the

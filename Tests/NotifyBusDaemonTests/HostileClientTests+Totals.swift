@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// §5.4 "Bounded totals" and "a subscribe/cancel loop leaves nothing behind".
+/// "Bounded totals" (specification: D-Bus interface) and "a subscribe/cancel loop leaves nothing behind".
 extension HostileClientTests {
     /// Connections of this test process (one PID, so one application unless it runs in an app
     /// scope) subscribing `count` times each; each connection's answers (`nil`: accepted).

@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// notifybusd in a child process against the broken and hostile clients of CONTRACT.md §5.4, one
+/// notifybusd in a child process against the broken and hostile clients of the specification (D-Bus interface), one
 /// test per attack, each asserting its bound: answers within it, the daemon's memory (from
 /// /proc: `VmHWM` is the peak since the daemon started, and each test starts its own daemon)
 /// and a second, well-behaved connection's answer times (ContinuousClock around its calls).
@@ -17,12 +17,12 @@ import Glibc
 /// are split over files by theme (`HostileClientTests+….swift`); they are one suite.
 @Suite("notifybusd against hostile clients", .serialized)
 struct HostileClientTests {
-    /// §5.4: the memory the daemon may take beyond its idle size, besides held entries and twice
+    /// The specification's bound: the memory the daemon may take beyond its idle size, besides held entries and twice
     /// the message being received.
     static let allowance = 32 * mebibyte
-    /// §5.4: a method call whose body passes this is refused unread.
+    /// The specification's bound: a method call whose body passes this is refused unread.
     static let bodyLimit = 128 * 1024
-    /// §5.4: another client's answers, at the 99th percentile (and, for the few samples of one
+    /// The specification's bound: another client's answers, at the 99th percentile (and, for the few samples of one
     /// attack, the slowest one allowed: a loaded two-core CI machine's scheduling noise).
     static let answerBound: Duration = .milliseconds(100)
     static let slowestAnswer: Duration = .milliseconds(250)

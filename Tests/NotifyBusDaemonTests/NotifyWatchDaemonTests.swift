@@ -1,3 +1,4 @@
+import DBus
 import NotifyBus
 import TestSupport
 import Testing
@@ -6,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// `notifywatch --daemon`: the lines of CONTRACT.md §3 through notifybusd.
+/// `notifywatch --daemon`: the lines of the specification's notifywatch output, through notifybusd.
 @Suite("notifywatch --daemon", .serialized)
 struct NotifyWatchDaemonTests {
     @Test func printsSourcesCurrentValuesLiveChangesAndFlushes() async throws {
@@ -67,6 +68,28 @@ struct NotifyWatchDaemonTests {
             environment: bus.environment(), standardError: "\(bus.directory)/notifywatch.log")
         #expect(watch.waitForExit(timeout: .seconds(20)).flatMap(exitStatus(ofWaitStatus:)) == 69)
         #expect(readFile("\(bus.directory)/notifywatch.log")?.contains("no notifybusd") == true)
+    }
+
+    @Test func theBusStartsTheDaemonThatAServiceFileNames() async throws {
+        let bus = try PrivateBus(.session)
+        try await bus.installService(name: "org.notifybus.Bus1", exec: "\(Paths.notifybusd) --source time")
+        let watch = try ChildProcess(
+            executable: Paths.executable("notifywatch"), arguments: ["--daemon", "--json", "--session-bus", bus.address],
+            environment: bus.environment(), standardError: "\(bus.directory)/notifywatch.log")
+        let first = watch.readLine(timeout: .seconds(30)).flatMap { try? JSONValue(parsing: $0) }
+        #expect(first?.type == "source" && first?["source"] == "time", "\(readFile("\(bus.directory)/notifywatch.log") ?? "")")
+        kill(watch.pid, SIGTERM)
+        #expect(watch.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
+
+        let client = try DBusClient(address: bus.dbusAddress)
+        try await client.waitUntilConnected()
+        let owner = try await client.call(
+            destination: .bus, path: .bus, interface: .bus, member: "GetNameOwner", arguments: [.string("org.notifybus.Bus1")])
+        let pid = try await client.call(
+            destination: .bus, path: .bus, interface: .bus, member: "GetConnectionUnixProcessID", arguments: owner)
+        if case .uint32(let daemon)? = pid.first { kill(pid_t(daemon), SIGTERM) }
+        try await bus.waitForNoOwner(of: "org.notifybus.Bus1")
+        await client.close()
     }
 
     @Test func recordIsRefusedWithDaemon() async throws {

@@ -2,6 +2,7 @@ import DBus
 import NotifyBus
 @testable import NotifyBusDaemon
 import NotifyBusProtocol
+import SystemSupport
 import Testing
 
 /// The daemon's protocol logic without a bus: who owns what within which bounds, and why each

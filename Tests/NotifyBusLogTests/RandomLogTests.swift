@@ -3,7 +3,7 @@ import Testing
 
 /// Several hundred random logs, replayed by the real `notifywatch replay --json`,
 /// compared line by line per subscriber with an independent Python implementation
-/// of the contract (Fixtures/reference_replay.py).
+/// of the specification (Fixtures/reference_replay.py).
 @Suite struct RandomLogTests {
     @Test(arguments: [1, 2])
     func randomLogsAgreeWithAnIndependentImplementation(seed: Int) throws {

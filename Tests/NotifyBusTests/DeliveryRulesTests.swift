@@ -1,7 +1,7 @@
 import NotifyBus
 import Testing
 
-/// One test per rule of CONTRACT.md §4, against the Swift API.
+/// One test per rule of the specification's Delivery semantics, against the Swift API.
 @Suite struct DeliveryRulesTests {
     let bus = NotificationBus(clock: .zero)
 

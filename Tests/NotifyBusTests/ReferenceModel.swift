@@ -1,7 +1,7 @@
 import NotifyBus
 
-/// A deliberately plain, independent model of CONTRACT.md §4, written from the
-/// contract's text: dictionaries and lists, no sequence numbers shared with the bus.
+/// A deliberately plain, independent model of the delivery rules, written from the
+/// specification's text: dictionaries and lists, no sequence numbers shared with the bus.
 struct ReferenceModel {
     enum Event: Equatable, CustomStringConvertible {
         case note(key: String, value: JSONValue, previous: JSONValue?, coalesced: Int, time: Int)

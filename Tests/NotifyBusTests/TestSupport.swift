@@ -1,6 +1,6 @@
 import NotifyBus
 
-/// A notification reduced to what the contract's rules speak of.
+/// A notification reduced to what the delivery rules speak of.
 struct Note: Equatable, CustomStringConvertible {
     var key: String
     var value: JSONValue

@@ -89,7 +89,7 @@ private struct SplitMix: RandomNumberGenerator {
         #expect(lines.joined(separator: "\n") + "\n" == expected)
     }
 
-    /// The lines as CONTRACT.md §3 describes them, built as JSON objects member by member.
+    /// The lines as the specification describes them (notifywatch output), built as JSON objects member by member.
     private static func reference(
         _ event: SubscriptionEvent, t: JSONValue, subscriber: String, time: String?
     ) -> String {

@@ -63,11 +63,26 @@ struct SourcesAndArgumentsTests {
 
     @Test func noSourceChosenIsSaidOnStandardError() throws {
         let testbed = try Testbed.laptop()
-        let everySource = ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login"].flatMap { ["--no-source", $0] }
+        let everySource = ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login", "memory", "thermal"].flatMap { ["--no-source", $0] }
         let result = try run(everySource + ["--exit-if-unavailable"], testbed: testbed)
         #expect(result.status == 69)
         #expect(result.lines == [])
         #expect(result.stderr.contains("no source was chosen"))
+    }
+
+    /// Where systemd-localed is not installed, the locale comes from the files: the normal way
+    /// there, so standard error stays empty, unless `--log-level debug` asks what happened.
+    @Test func aSystemBusWithoutLocaledIsNothingToWarnAbout() throws {
+        let bus = try PrivateBus()
+        let arguments = ["--source", "locale", "--system-bus", bus.address, "--no-initial"]
+        let quiet = try Watcher(arguments, testbed: nil, record: false)
+        #expect(quiet.next()?["type"] == "source")
+        #expect(quiet.stop(with: SIGTERM) == 0)
+        #expect(quiet.standardError == "")
+        let told = try Watcher(arguments + ["--log-level", "debug"], testbed: nil, record: false)
+        #expect(told.next()?["type"] == "source")
+        #expect(told.waitForStandardError(containing: "locale: reading Locale from org.freedesktop.locale1 failed"))
+        #expect(told.stop(with: SIGTERM) == 0)
     }
 
     @Test func sourcesListsEachSourceWithItsStatusAndKeys() throws {
@@ -75,7 +90,7 @@ struct SourcesAndArgumentsTests {
         let human = try run(["sources"], testbed: testbed)
         #expect(human.status == 0)
         #expect(human.stderr == "")
-        #expect(human.lines.map { $0.prefix { $0 != " " } } == ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login"])
+        #expect(human.lines.map { $0.prefix { $0 != " " } } == ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login", "memory", "thermal"])
         let line = try #require(human.lines.first)
         #expect(line.hasPrefix("power "))
         #expect(line.contains(" running "))
@@ -83,7 +98,7 @@ struct SourcesAndArgumentsTests {
 
         let json = try run(["sources", "--json"], testbed: testbed)
         #expect(json.status == 0)
-        #expect(json.lines.count == 9)
+        #expect(json.lines.count == 11)
         #expect(json.lines.allSatisfy(isContractLine))
         let object = try JSONValue(parsing: try #require(json.lines.first))
         #expect(object == ["type": "source", "source": "power", "status": "running", "keys": .array(powerKeys)])
@@ -113,11 +128,14 @@ struct SourcesAndArgumentsTests {
 
     @Test(arguments: [
         BadArguments(arguments: ["--policy", "newest"], message: "'newest' is invalid for '--policy <policy>'"),
-        BadArguments(arguments: ["--source", "nope"], message: #"unknown source "nope" (the sources are: power, sensors, locale, settings, time, display, power-profile, network, login)"#),
+        BadArguments(arguments: ["--source", "nope"], message: #"unknown source "nope" (the sources are: power, sensors, locale, settings, time, display, power-profile, network, login, memory, thermal)"#),
         BadArguments(arguments: ["--no-source", "nope"], message: #"unknown source "nope""#),
         BadArguments(arguments: ["--limit", "-1"], message: "--limit"),
         BadArguments(arguments: ["--limit=-1"], message: "--limit must be 0 or more"),
         BadArguments(arguments: ["--limit", "many"], message: "many"),
+        // The daemon holds at most 65,536 entries for a subscription: nothing else is sent.
+        BadArguments(arguments: ["--daemon", "--limit", "65537"], message: "--limit with --daemon must be 1 to 65536"),
+        BadArguments(arguments: ["--daemon", "--limit", "0"], message: "--limit with --daemon must be 1 to 65536"),
         BadArguments(arguments: ["--color", "purple"], message: "purple"),
         BadArguments(arguments: ["--frobnicate"], message: "--frobnicate"),
         BadArguments(arguments: ["sources", "--policy", "all"], message: "--policy"),

@@ -10,7 +10,7 @@ import Glibc
 /// The `notifywatch` executable, built beside the test bundle.
 let notifywatch = Paths.executable("notifywatch")
 
-/// The `type`s a line of `notifywatch --json` may have (CONTRACT.md §3).
+/// The `type`s a line of `notifywatch --json` may have (specification: notifywatch output, "JSON lines").
 let lineTypes: Set<String> = ["notification", "suspended", "resumed", "resync", "source"]
 
 extension Testbed {
@@ -39,7 +39,7 @@ let laptopInitialNotes: Set<Note> = [
     Note("power/AC/online", false, coalesced: 0),
 ]
 
-/// Whether `text` is one JSON object with a string `type` that CONTRACT.md §3 knows, checked
+/// Whether `text` is one JSON object with a string `type` that the specification knows, checked
 /// with Foundation's parser (independent of the project's own).
 func isContractLine(_ text: String) -> Bool {
     guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
@@ -66,7 +66,7 @@ func processState(_ pid: pid_t) -> String? {
 /// The real `notifywatch` watching a umockdev test bed (or the bare machine), run as a script
 /// would: its standard output read line by line, its standard error in a file, signals by `kill`.
 ///
-/// With `json`, every line read is checked to be a contract line (an issue is recorded if not).
+/// With `json`, every line read is checked to be a line of the specification (an issue is recorded if not).
 /// With `record`, it records to a file in its scratch directory, which the tests also use to know
 /// what the bus has seen (the recording is written line by line as things happen).
 final class Watcher {

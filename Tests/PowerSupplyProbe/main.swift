@@ -1,9 +1,10 @@
-// A test helper: runs PowerSupplySource (or DisplaySource) in its own process (so that umockdev's LD_PRELOAD can
-// sit under libudev) and prints what a subscriber receives as JSON Lines on standard output.
+// A test helper: runs PowerSupplySource (or DisplaySource, ThermalSource) in its own process (so that umockdev's
+// LD_PRELOAD can sit under libudev) and prints what a subscriber receives as JSON Lines on standard output.
 //
-//   PowerSupplyProbe [--source power|display] [--reread-interval SECONDS] [--fd-floor N]
+//   PowerSupplyProbe [--source power|display|thermal] [--reread-interval SECONDS] [--fd-floor N]
 //
-// --source           which udev source to run (default power)
+// --source           which udev source to run (default power); thermal also follows power-profiles-daemon
+//                    on the system bus of DBUS_SYSTEM_BUS_ADDRESS
 // --reread-interval  the source's re-read period (default 3600; 0 turns the timer off)
 // --fd-floor         open regular files until descriptors below N are taken, so that this
 //                    process's netlink socket gets a number no other process in the same test
@@ -22,6 +23,9 @@
 //   {"type":"notification","key":…,"value":…,"coalesced":…,"previous":…,"kind":…}
 //   {"type":"suspended"}  {"type":"resumed","flushed":N}  {"type":"resync","reason":…}
 //   {"type":"source","source":"power" or "display","status":…,"reason":…}
+//   {"type":"reported","status":…,"store":{key: value, …}}: a status change as the source reports
+//     it, written on its loop thread right after the report, with the bus's store at that moment
+//     (the "source" lines come later, from the status stream, in no fixed order with notifications)
 //   {"type":"ack","command":…}  {"type":"error","message":…}
 
 import EpollLoop
@@ -91,13 +95,44 @@ while fdFloor > 0 {
     if fd < 0 || fd >= fdFloor - 1 { break }
 }
 
+/// What the source skips (warnings and worse) to standard error, as swift-log's stream handler
+/// writes it; each status change (`status: …`, logged at debug right after the source reported
+/// it) as a `reported` line with the bus's store.
+struct ProbeLogHandler: LogHandler {
+    let bus: NotificationBus
+    var stream: StreamLogHandler
+    var logLevel: Logger.Level = .debug
+    var metadata: Logger.Metadata {
+        get { stream.metadata }
+        set { stream.metadata = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { stream[metadataKey: key] }
+        set { stream[metadataKey: key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let message = "\(event.message)"
+        if message.hasPrefix("status: ") {
+            let status = message.dropFirst("status: ".count).prefix { $0 != ":" }
+            let store = JSONObject(bus.snapshot().map { ($0.key, $0.value) })
+            emit([("type", "reported"), ("status", .string(String(status))), ("store", .object(store))])
+        }
+        if event.level >= .warning { stream.log(event: event) }
+    }
+}
+
 let bus = NotificationBus()
 let faults = UdevFaultInjector()
-// What the source skips (warnings and worse) goes to standard error, as swift-log's stream handler writes it.
-var logger = Logger(label: "probe") { label in StreamLogHandler.standardError(label: label) }
-logger.logLevel = .warning
+var logger = Logger(label: "probe") { label in ProbeLogHandler(bus: bus, stream: StreamLogHandler.standardError(label: label)) }
+logger.logLevel = .debug
 let loop = try EventLoopThread(name: "probe")
 let source: any NotifyBusSource = switch sourceName {
+case "thermal":
+    ThermalSource(
+        bus: bus, loop: SourceLoop(thread: loop),
+        configuration: .init(rereadInterval: rereadInterval ?? .seconds(3600)), logger: logger)
 case "display":
     DisplaySource(
         bus: bus, loop: SourceLoop(thread: loop), configuration: .init(rereadInterval: rereadInterval, faults: faults),

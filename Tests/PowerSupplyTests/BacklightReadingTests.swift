@@ -17,7 +17,7 @@ private func problem(_ attributes: [String: String]) -> String? {
     }
 }
 
-@Suite("BacklightReading (the CONTRACT.md §1 mapping)")
+@Suite("BacklightReading (the specification's mapping of source keys)")
 struct BacklightReadingTests {
     @Test func actualBrightnessOverMaximum() throws {
         let read = try reading(["max_brightness": "96000", "actual_brightness": "24000", "brightness": "48000"])

@@ -45,14 +45,18 @@ final class Probe {
     let process: ChildProcess
     /// The file that takes the probe's standard error: what the source logs.
     let standardError: String
-    /// Every line read so far.
+    /// Every line read so far, but the `reported` ones.
     private(set) var lines: [JSONValue] = []
+    /// The `reported` lines read so far: each status change as the source made it, with the
+    /// bus's store at that moment. Kept apart: they come in no fixed order with the `source` lines.
+    private(set) var reported: [JSONValue] = []
 
-    init(testbed: Testbed, arguments: [String] = []) throws {
+    init(testbed: Testbed, arguments: [String] = [], environment extra: [String: String?] = [:]) throws {
         standardError = try makeTemporaryFile("probe-stderr")
+        var changes: [String: String?] = ["LD_PRELOAD": Paths.preload, "UMOCKDEV_DIR": testbed.root]
+        changes.merge(extra) { $1 }
         process = try ChildProcess(
-            executable: Paths.probe, arguments: arguments,
-            environment: environment(with: ["LD_PRELOAD": Paths.preload, "UMOCKDEV_DIR": testbed.root]),
+            executable: Paths.probe, arguments: arguments, environment: environment(with: changes),
             standardError: standardError)
     }
 
@@ -96,10 +100,23 @@ final class Probe {
                 Issue.record("not JSON: \(text)", sourceLocation: sourceLocation)
                 continue
             }
+            if line["type"] == "reported" {
+                reported.append(line)
+                if predicate(line) { return read + [line] }
+                continue
+            }
             lines.append(line)
             read.append(line)
             if predicate(line) { return read }
         }
+    }
+
+    /// The bus's store when the source first reported `status` (reading on until it did): what
+    /// a subscriber that starts then gets as its initial values.
+    func storeWhenFirst(_ status: String, sourceLocation: SourceLocation = #_sourceLocation) -> JSONValue? {
+        if let line = reported.first(where: { $0["status"] == .string(status) }) { return line["store"] }
+        return read(until: { $0["type"] == "reported" && $0["status"] == .string(status) }, sourceLocation: sourceLocation)
+            .last?["store"]
     }
 
     /// Waits for the source's first status line; returns it with the notifications before it

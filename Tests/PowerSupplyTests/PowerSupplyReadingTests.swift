@@ -9,7 +9,7 @@ private func lookup(properties: [String: String] = [:], attributes: [String: Str
     { property, attribute in properties[property] ?? attributes[attribute] }
 }
 
-@Suite("PowerSupplyReading (the CONTRACT.md §1 mapping)")
+@Suite("PowerSupplyReading (the specification's mapping of source keys)")
 struct PowerSupplyReadingTests {
     @Test(arguments: [
         ("Discharging", "unplugged"), ("Charging", "charging"), ("Full", "full"),

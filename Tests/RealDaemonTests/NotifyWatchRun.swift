@@ -16,10 +16,10 @@ import Glibc
 let realPatience: Duration = .seconds(20)
 
 
-/// The `type`s a line of `notifywatch --json` may have (CONTRACT.md §3).
+/// The `type`s a line of `notifywatch --json` may have (specification: notifywatch output, "JSON lines").
 let lineTypes: Set<String> = ["notification", "suspended", "resumed", "resync", "source"]
 
-/// Whether `text` is one JSON object with a `t` number and a `type` that CONTRACT.md §3 knows,
+/// Whether `text` is one JSON object with a `t` number and a `type` that the specification knows,
 /// checked with Foundation's parser (independent of the project's own).
 func isContractLine(_ text: String) -> Bool {
     guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
@@ -38,7 +38,7 @@ func processState(_ pid: pid_t) -> String? {
 ///
 /// It runs without `DBUS_SYSTEM_BUS_ADDRESS` and `DBUS_SESSION_BUS_ADDRESS`, so the buses it
 /// reaches are the ones the arguments (`--system-bus`, `--session-bus`) name. Every line read is
-/// checked to be a contract JSON line (an issue is recorded if not).
+/// checked to be a JSON line of the specification (an issue is recorded if not).
 final class NotifyWatchRun {
     static let executable = Paths.executable("notifywatch")
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""An independent implementation of the event-log replay (CONTRACT.md §2-4),
-written from the contract's text in plain Python, and a random-log checker.
+"""An independent implementation of the event-log replay (specification: Event log format, notifywatch output, Delivery semantics),
+written from the specification's text in plain Python, and a random-log checker.
 
     reference_replay.py --binary PATH [--count N] [--seed S]
 
@@ -8,7 +8,7 @@ generates N random valid logs, replays each with `PATH replay FILE --json`, and
 compares every subscriber's lines, in order, with this implementation. Exits 1
 with the first difference (and keeps the log) when they disagree.
 
-Numbers are exact, as in the contract: integers are Python ints (any size), and a
+Numbers are exact, as in the specification: integers are Python ints (any size), and a
 number that a float does not hold (past its range, or nonzero below its smallest
 magnitude) is a Decimal; every number compares by exact value.
 """

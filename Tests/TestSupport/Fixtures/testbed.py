@@ -51,6 +51,7 @@ def main():
     testbed = UMockdev.Testbed.new()
     root = testbed.get_root_dir()
     devices = {}
+    subsystems = {}
 
     def reply(obj):
         sys.stdout.write(json.dumps(obj) + "\n")
@@ -70,8 +71,9 @@ def main():
             try:
                 name = request.get("name")
                 if op == "add":
+                    subsystems[name] = request.get("subsystem") or "power_supply"
                     devices[name] = testbed.add_device(
-                        request.get("subsystem") or "power_supply", name, None,
+                        subsystems[name], name, None,
                         flat(request.get("attributes")), flat(request.get("properties")))
                     if not devices[name]:
                         raise RuntimeError("add_device failed for " + name)
@@ -92,7 +94,7 @@ def main():
                     # The kernel removes a device from sysfs at once; remove_device deletes its
                     # files one by one. Unlinking the class link first hides it from enumeration
                     # in one step, so a re-read never sees a half-removed device.
-                    link = os.path.join(root, "sys/class/power_supply", name)
+                    link = os.path.join(root, "sys/class", subsystems.pop(name, "power_supply"), name)
                     if os.path.islink(link):
                         os.unlink(link)
                     testbed.remove_device(path)

@@ -1,4 +1,4 @@
-/// One attack of CONTRACT §5.4 as `DaemonBench attacks` runs it: what the `Attacker` process
+/// One attack on notifybusd (specification: D-Bus interface, "Broken and hostile clients") as `DaemonBench attacks` runs it: what the `Attacker` process
 /// does, and the bus it runs on.
 struct Attack {
     /// Its letter (`a` to `g` as the brief lists them, then `h`), for `--only`.
@@ -14,13 +14,13 @@ struct Attack {
     /// measurement: they fill the bus's queue for a client that does not read.
     var fill = 0
     /// Entries the daemon holds for it during the measurement (suspended subscriptions × keys),
-    /// which §5.4's memory bound allows beyond its 32 MiB.
+    /// which the specification's memory bound allows beyond its 32 MiB.
     var heldEntries = 0
     /// Measures for the whole of `seconds` (the benchmark's bound) whatever the number of signals:
     /// for an attack whose effect comes and goes.
     var measuresWholeWindow = false
 
-    /// The attacks of §5.4, in the brief's order. `sleeperQueue` is the bus's `max_outgoing_bytes`
+    /// The attacks, a to h (specification: D-Bus interface, "Broken and hostile clients"). `sleeperQueue` is the bus's `max_outgoing_bytes`
     /// for attack f (0: dbus-daemon's default, 127 MiB).
     static func all(sleeperQueue: Int) -> [Attack] {
         [

@@ -5,7 +5,7 @@ import Glibc
 /// `DaemonBench attacks`: a well-behaved subscriber's live latency through notifybusd (as
 /// `LatencyBenchmark` measures it: a portal `SettingChanged` carrying its send time → the
 /// subscriber process has decoded the value from its `Events`; the next signal leaves once it
-/// has), with no attacker and then under each attack of CONTRACT §5.4 (`Attack.all`), each run by
+/// has), with no attacker and then under each hostile client of the specification (`Attack.all`), each run by
 /// an `Attacker` process at full speed for the whole measurement; the daemon's memory; and the
 /// answer times of another client's `Get Version` (`VersionProbe`, every 10 ms throughout).
 ///

@@ -1,4 +1,4 @@
-/// The Markdown tables of `DaemonBench attacks`: latency against the goal, memory against §5.4's
+/// The Markdown tables of `DaemonBench attacks`: latency against the goal, memory against the specification's
 /// bound, and what each attacker did.
 struct AttackReport {
     let attacks: [Attack]
@@ -6,7 +6,7 @@ struct AttackReport {
     let signals: Int
     let warmup: Int
 
-    /// §5.4: the memory the daemon may take beyond its idle size, besides held entries and twice
+    /// The specification's bound: the memory the daemon may take beyond its idle size, besides held entries and twice
     /// the message being received, in KiB.
     static let allowanceKiB: Int64 = 32 * 1024
     /// What one held entry is allowed (about 142 B measured by `idle`), in KiB.
@@ -19,7 +19,7 @@ struct AttackReport {
             + "(\(signals) signals per phase, one at a time, after \(warmup) of warm-up; a fresh bus and daemon per attack, "
             + "the attacker started after the phase with none)")
         Swift.print("")
-        Swift.print("| attack (CONTRACT §5.4), another process at full speed | signals (lost) | p50 | p90 | p99 | max | p99 / no attacker | the same daemon with no attacker, p50 / p99 | goal p99 ≤ 2× |")
+        Swift.print("| attack (specification: D-Bus interface, \"Broken and hostile clients\"), another process at full speed | signals (lost) | p50 | p90 | p99 | max | p99 / no attacker | the same daemon with no attacker, p50 / p99 | goal p99 ≤ 2× |")
         Swift.print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
         Swift.print("| no attacker (every daemon's phase before its attack, pooled) | \(pooled.count) (\(outcomes.map(\.quiet.lost).reduce(0, +))) | "
             + "\(Stats.micro(Stats.percentile(pooled, 0.5))) | \(Stats.micro(Stats.percentile(pooled, 0.9))) | \(Stats.micro(reference)) | "
@@ -45,8 +45,8 @@ struct AttackReport {
         attackers()
         Swift.print("")
         Swift.print("Live p99 ≤ 2× with no attacker (DESIGN.md): met under \(list(latencyMet)), missed under \(list(latencyMissed)). "
-            + "Live events within 100 ms at p99, none lost (CONTRACT §5.4): missed under \(list(contractMissed)). "
-            + "Another client's `Get Version` answered within 100 ms at p99, none failed, and after the attack (§5.4): missed under \(list(probeMissed)).")
+            + "Live events within 100 ms at p99, none lost (specification: D-Bus interface, \"Broken and hostile clients\"): missed under \(list(contractMissed)). "
+            + "Another client's `Get Version` answered within 100 ms at p99, none failed, and after the attack (the same article): missed under \(list(probeMissed)).")
     }
 
     private func memory() {

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// `DaemonBench attacker --kind K --address A`: one hostile client of CONTRACT §5.4 in a process
+/// `DaemonBench attacker --kind K --address A`: one hostile client (specification: D-Bus interface) in a process
 /// of its own, on connections of its own. It prepares (connects, builds its messages once,
 /// subscribes where its kind does), prints `ready <largest message in bytes>`, waits for `go` on
 /// its standard input and then attacks at full speed (a window of calls always in flight: the

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// `DaemonBench probe --address A`: another well-behaved client, as CONTRACT §5.4's
+/// `DaemonBench probe --address A`: another well-behaved client, as the specification's
 /// responsiveness names it: on a connection of its own, `Get` of the daemon's `Version` every
 /// `--interval` ms (10), each call waiting at most 10 s. On `report` (standard input) it prints
 /// the samples since the last report and starts again: `probe <calls> <failed> <p50 ns> <p99 ns>
