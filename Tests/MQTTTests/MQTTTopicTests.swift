@@ -73,4 +73,24 @@ import Testing
             Issue.record("no notification")
         }
     }
+
+    /// Whatever a broker sends (any topic under the prefix, any bytes) is read or skipped, never a crash.
+    @Test func arbitraryMessagesAreReadOrSkipped() throws {
+        var generator = SystemRandomNumberGenerator()
+        var reader = FleetReader(prefix: "nb", selections: [.everything])
+        let pieces = ["nb", "h", "$online", "%2B", "%", "%2", "a", "", "+", "#", "\u{0}", "ü", "/"]
+        let payloads = [#"{"value":"#, "true", "false", #"{"value":1,"coalesced":-5}"#, #"{"value":[1,{"a":null}],"time":3}"#, "\u{FF}"]
+        var read = 0
+        for _ in 0..<20_000 {
+            let levels = (0..<Int.random(in: 1...6, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }
+            var bytes = Array((payloads.randomElement(using: &generator) ?? "").utf8)
+            for _ in 0..<Int.random(in: 0...3, using: &generator) {
+                bytes.insert(UInt8.random(in: 0...255, using: &generator), at: Int.random(in: 0...bytes.count, using: &generator))
+            }
+            let message = MosquittoMessage(
+                topic: levels.joined(separator: "/"), payload: bytes, retained: Bool.random(using: &generator), qos: 1)
+            if reader.read(message) != nil { read += 1 }
+        }
+        #expect(read > 0)
+    }
 }
