@@ -16,6 +16,8 @@ final class MQTTLink {
     let logger: Logger
     private let onStatus: (SourceStatus) -> Void
     private let onReady: @Sendable () -> Void
+    /// Starts looking a host name up; the answer comes back through `resolved(attempt:failure:)`.
+    private let lookUp: @Sendable (_ host: String, _ attempt: UInt64) -> Void
     private let random: () -> Double
     /// The wall-clock time of the bus clock's zero, for the payloads' `time`.
     private let origin: WallTime
@@ -28,12 +30,16 @@ final class MQTTLink {
     private var queue: [MQTTLinkState.Action] = []
     private var performing = false
     private var refusedKeys: Set<String> = []
+    /// The current connection attempt (a lookup's answer for an earlier one is ignored).
+    private var attempt: UInt64 = 0
 
     /// A link; nothing happens before `start()`. `onReady` must bring the loop to call
-    /// `deliver()` (it runs on whatever thread published).
+    /// `deliver()` (it runs on whatever thread published); `lookUp` must look the host up off the
+    /// loop and bring the loop to call `resolved(attempt:failure:)`.
     init(
         configuration: MQTTLinkConfiguration, bus: NotificationBus, context: LoopContext, logger: Logger,
         onStatus: @escaping (SourceStatus) -> Void, onReady: @escaping @Sendable () -> Void,
+        lookUp: @escaping @Sendable (_ host: String, _ attempt: UInt64) -> Void,
         random: @escaping () -> Double = { Double.random(in: 0..<1) }
     ) {
         self.configuration = configuration
@@ -42,6 +48,7 @@ final class MQTTLink {
         self.logger = logger
         self.onStatus = onStatus
         self.onReady = onReady
+        self.lookUp = lookUp
         self.random = random
         self.origin = WallTime.now().advanced(by: .zero - bus.clock.now())
     }
@@ -131,7 +138,28 @@ final class MQTTLink {
         }
     }
 
+    /// Starts an attempt: a host name is looked up first, off the loop.
     private func connect() {
+        attempt &+= 1
+        let host = configuration.broker.host
+        if HostLookup.isNumeric(host) {
+            openConnection()
+        } else {
+            lookUp(host, attempt)
+        }
+    }
+
+    /// The answer of the lookup of attempt `attempt`: `nil` when the name resolves.
+    func resolved(attempt: UInt64, failure: String?) {
+        guard attempt == self.attempt, state.phase == .connecting, client == nil else { return }
+        if let failure {
+            lost("\(configuration.broker.url): \(failure)")
+        } else {
+            openConnection()
+        }
+    }
+
+    private func openConnection() {
         do {
             let client = try MosquittoClient(configuration: configuration.mosquittoConfiguration, context: context) {
                 [weak self] event in self?.handle(event)

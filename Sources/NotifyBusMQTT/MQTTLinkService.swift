@@ -62,7 +62,12 @@ public final class MQTTLinkService: Sendable {
             let link = MQTTLink(
                 configuration: configuration, bus: bus, context: context, logger: logger,
                 onStatus: { status in onStatus(context, status) },
-                onReady: { try? loop.execute { context in context[local: key]?.deliver() } })
+                onReady: { try? loop.execute { context in context[local: key]?.deliver() } },
+                lookUp: { host, attempt in
+                    HostLookup.resolve(host) { failure in
+                        try? loop.execute { context in context[local: key]?.resolved(attempt: attempt, failure: failure) }
+                    }
+                })
             context[local: key] = link
             link.start()
         }

@@ -139,4 +139,19 @@ import Testing
         #expect(try await broker.retained("nb/untrusting/#").isEmpty)
         await untrusting.shutdown()
     }
+
+    @Test func hostNamesAreLookedUpOffTheLoop() async throws {
+        let broker = try await MosquittoBroker()
+        let bus = NotificationBus()
+        bus.publish("k", 1)
+        let named = try LinkBed(broker: broker, bus: bus, url: "mqtt://localhost:\(broker.port)")
+        #expect(await named.waitUntilSettled(), "\(named.statuses.all)")
+        #expect(try await broker.retained(named.everything).payload(named.topic("k"))?.value == 1)
+        await named.shutdown()
+        let unknown = try LinkBed(broker: broker, bus: bus, hostID: "unknown", url: "mqtt://no-such-broker.invalid:\(broker.port)")
+        #expect(await unknown.statuses.wait(timeout: .seconds(30)) {
+            $0.contains { if case .unavailable(let reason) = $0 { reason.contains("cannot resolve") } else { false } }
+        }, "\(unknown.statuses.all)")
+        await unknown.shutdown()
+    }
 }
