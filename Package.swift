@@ -176,6 +176,37 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
+// The MQTT link (specification: Publishing a fleet to MQTT): libmosquitto (Debian/Ubuntu: libmosquitto-dev to build,
+// libmosquitto1 to run) driven by the project's epoll loop, the link as one more subscriber of
+// the bus, and the fleet watcher.
+package.targets += [
+    .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+    .target(name: "Mosquitto", dependencies: ["CMosquitto", "EpollLoop"]),
+    .target(
+        name: "NotifyBusMQTT",
+        dependencies: [
+            "NotifyBus", "NotifyBusSources", "SystemSupport", "Mosquitto", "EpollLoop",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "OrderedCollections", package: "swift-collections"),
+        ]),
+    // The link, notifybusd --mqtt and notifywatch --mqtt against a real Mosquitto broker
+    // (Debian's mosquitto and mosquitto-clients), one broker per test on a free loopback port.
+    .testTarget(
+        name: "MQTTTests",
+        dependencies: [
+            "NotifyBus", "NotifyBusMQTT", "NotifyBusSources", "SystemSupport", "Mosquitto", "EpollLoop", "TestSupport",
+            "notifybusd", "notifywatch",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "OrderedCollections", package: "swift-collections"),
+        ],
+        exclude: ["Fixtures"]),
+]
+package.products.append(.library(name: "NotifyBusMQTT", targets: ["NotifyBusMQTT"]))
+package.products.append(.library(name: "Mosquitto", targets: ["Mosquitto"]))
+for target in package.targets where ["NotifyBusDaemon", "notifybusd", "notifywatch"].contains(target.name) {
+    target.dependencies.append("NotifyBusMQTT")
+}
+
 // Every Swift target: explicit existentials, and imports that say what a file uses.
 for target in package.targets where target.type != .system {
     var settings = target.swiftSettings ?? []

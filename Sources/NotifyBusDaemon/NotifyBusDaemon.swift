@@ -2,6 +2,7 @@ import DBus
 import EpollLoop
 import Logging
 import NotifyBus
+import NotifyBusMQTT
 import NotifyBusProtocol
 import NotifyBusSources
 import ServiceLifecycle
@@ -37,6 +38,8 @@ public final class NotifyBusDaemon: Service, Sendable {
         public var startupTimeout: Duration
         /// Where it logs.
         public var logger: Logger
+        /// The MQTT broker it also publishes to (specification: Publishing a fleet to MQTT), if any.
+        public var mqtt: MQTTLinkConfiguration?
 
         /// A configuration; by default every source, the standard buses, and the daemon's bounds
         /// (`BusInterface.Limits`).
@@ -44,7 +47,8 @@ public final class NotifyBusDaemon: Service, Sendable {
             sessionBus: DBusAddress = .session, sources: SystemSources.Options = SystemSources.Options(),
             maximumHeld: Int = BusInterface.Limits.defaultMaximumHeld,
             maximumSubscriptions: Int = BusInterface.Limits.defaultMaximumSubscriptions,
-            startupTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "notifybusd")
+            startupTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "notifybusd"),
+            mqtt: MQTTLinkConfiguration? = nil
         ) {
             self.sessionBus = sessionBus
             self.sources = sources
@@ -52,6 +56,7 @@ public final class NotifyBusDaemon: Service, Sendable {
             self.maximumSubscriptions = maximumSubscriptions
             self.startupTimeout = startupTimeout
             self.logger = logger
+            self.mqtt = mqtt
         }
     }
 
@@ -154,6 +159,7 @@ public final class NotifyBusDaemon: Service, Sendable {
         var options = configuration.sources
         options.loop = SourceLoop(thread: link.loop)
         let sources = SystemSources.all(bus: bus, options: options)
+        let mqtt = startMQTT(on: link.loop)
         // Each child says whether its end should end the daemon: a source returning does not.
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for source in sources {
@@ -194,5 +200,6 @@ public final class NotifyBusDaemon: Service, Sendable {
             while let stop = try await group.next(), !stop {}
             group.cancelAll()
         }
+        await mqtt?.stop()
     }
 }

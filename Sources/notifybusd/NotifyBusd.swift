@@ -7,6 +7,7 @@ import EpollLoop
 import Logging
 import NIOGlobalExecutor
 import NotifyBusDaemon
+import NotifyBusMQTT
 import NotifyBusSources
 import ServiceLifecycle
 import SystemSupport
@@ -58,6 +59,9 @@ struct NotifyBusd: AsyncParsableCommand {
     @Option(help: "What to log on standard error: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .notice
 
+    @OptionGroup(title: "MQTT")
+    var mqtt: MQTTOptions
+
     func validate() throws {
         for name in onlySources + exceptSources where !SystemSources.names.contains(name) {
             throw ValidationError("unknown source \"\(name)\" (the sources are: \(SystemSources.names.joined(separator: ", ")))")
@@ -73,13 +77,15 @@ struct NotifyBusd: AsyncParsableCommand {
         // A large call (up to what the bus passes, refused unread past 128 KiB) or reply is a
         // mapping of its own, given back when freed: receiving one peaks at twice its size.
         HeapMemory.mapBlocks(ofAtLeast: 128 << 10)
+        let mqttLink = try mqtt.configuration()
         let daemon = NotifyBusDaemon(configuration: .init(
             sessionBus: sessionBus.map(DBusAddress.address) ?? .session,
             sources: SystemSources.Options(
                 systemBus: systemBus.map(DBusAddress.address) ?? .system,
                 sessionBus: sessionBus.map(DBusAddress.address) ?? .session,
                 only: onlySources, except: exceptSources, logger: logger),
-            maximumHeld: maxHeld, maximumSubscriptions: maxSubscriptions, logger: logger))
+            maximumHeld: maxHeld, maximumSubscriptions: maxSubscriptions, logger: logger,
+            mqtt: mqttLink))
         // SIGINT and SIGTERM begin graceful shutdown; the listener's loop wakes only for them.
         let signalLoop = try EventLoopThread(name: "notifybusd-sig")
         let signals = try SignalListener([SIGINT, SIGTERM], loop: signalLoop)

@@ -6,6 +6,7 @@ import EpollLoop
 import Logging
 import NotifyBus
 import NotifyBusLog
+import NotifyBusMQTT
 import NotifyBusProtocol
 import NotifyBusSources
 import SystemSupport
@@ -30,6 +31,7 @@ struct Watch: AsyncParsableCommand {
               notifywatch --record session.jsonl      (then: notifywatch replay session.jsonl)
               notifywatch --source power --no-initial
               notifywatch --daemon 'battery/**'     (through notifybusd)
+              notifywatch --mqtt mqtt://broker '*/battery/**'   (a fleet, from notifybusd --mqtt)
             """
     )
 
@@ -72,6 +74,9 @@ struct Watch: AsyncParsableCommand {
         """)
     var daemon = false
 
+    @OptionGroup(title: "A fleet through MQTT")
+    var fleet: FleetOptions
+
     @Flag(help: "Exit with status 69 instead of watching when no source is available.")
     var exitIfUnavailable = false
 
@@ -102,6 +107,13 @@ struct Watch: AsyncParsableCommand {
         do { _ = try SourceCatalog.select(only: onlySources, except: exceptSources) } catch {
             throw ValidationError("\(error)")
         }
+        do {
+            if try fleet.fleet(patterns: patterns) != nil, daemon || record != nil {
+                throw ValidationError("--mqtt cannot go with --daemon or --record")
+            }
+        } catch let error as MQTTConfigurationError {
+            throw ValidationError(error.message)
+        }
     }
 
     func run() async throws {
@@ -131,6 +143,14 @@ struct Watch: AsyncParsableCommand {
 
         let loop = try EventLoopThread(name: "notifywatch")
         let listener = try SignalListener([SIGUSR1, SIGUSR2, SIGTSTP, SIGCONT, SIGINT, SIGTERM], loop: loop)
+        if let (broker, prefix, selections) = try fleet.fleet(patterns: patterns) {
+            let output = FleetOutput(json: json, color: useColor, origin: origin)
+            let code = await FleetWatch(broker: broker, prefix: prefix, selections: selections)
+                .run(output: output, loop: loop, listener: listener)
+            await loop.shutdown()
+            if code != 0 { throw ExitCode(code) }
+            return
+        }
         if daemon {
             let watch = DaemonWatch(
                 patterns: patterns.isEmpty ? [.all] : patterns.map { KeyPattern($0) }, policy: policy, limit: limit,

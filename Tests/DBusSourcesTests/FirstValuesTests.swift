@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-// A source says `running` only once its first values are published (CONTRACT.md §1), so that a
+// A source says `running` only once its first values are published (specification: Source keys and values), so that a
 // subscriber that starts at `running` (notifywatch, notifybusd) has them among its initial values.
 // Each test looks at the bus's store at the very moment the source reported `running` (taken on
 // the source's loop thread as it logged the change, see `LogRecorder.snapshotStore(of:)`).

@@ -5,7 +5,7 @@ import Testing
 
 @testable import NotifyBusSources
 
-/// CONTRACT.md §1: no source publishes a value whose compact JSON text is longer than 65,536
+/// specification: Source keys and values: no source publishes a value whose compact JSON text is longer than 65,536
 /// bytes; every built-in source publishes through `publishSourceValue`, which keeps the rule.
 @Suite("The 64 KiB value cap")
 struct SourceValueCapTests {

@@ -16,7 +16,7 @@ private func zone(_ temperature: Int, _ trips: [(String, Int)]) -> ThermalLevel 
 
 @Suite("Thermal zones and state")
 struct ThermalStateMachineTests {
-    /// Each boundary of CONTRACT.md §1's rule, on a zone with a passive trip at 90 °C, a hot one
+    /// Each boundary of the specification's (Source keys and values) rule, on a zone with a passive trip at 90 °C, a hot one
     /// at 100 °C and a critical one at 105 °C.
     @Test(arguments: [
         (0, ThermalLevel.nominal), (79_999, .nominal), (80_000, .fair), (89_999, .fair), (90_000, .serious),

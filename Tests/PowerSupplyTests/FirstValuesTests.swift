@@ -2,7 +2,7 @@ import NotifyBus
 import TestSupport
 import Testing
 
-// A source says `running` only once its first values are published (CONTRACT.md §1): the probe
+// A source says `running` only once its first values are published (specification: Source keys and values): the probe
 // writes the bus's store as the source reports each status, on its loop thread.
 
 /// The members of a JSON object, whatever their order.

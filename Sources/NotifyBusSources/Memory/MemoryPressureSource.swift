@@ -4,7 +4,7 @@ import Glibc
 import Musl
 #endif
 
-/// Memory pressure from Linux PSI (pressure stall information), published as CONTRACT.md §1's
+/// Memory pressure from Linux PSI (pressure stall information), published as the specification's (Source keys and values)
 /// `memory/pressure`: `"normal"`, `"warning"` or `"critical"` (iOS's memory warning, GLib's
 /// `GMemoryMonitor` levels).
 ///

@@ -1,7 +1,7 @@
 /// The memory source as a plain state: the level, whether the triggers are armed, and what each
 /// event makes the watcher do. No descriptor, timer or thread of its own: tests drive it directly.
 ///
-/// The rules it keeps (CONTRACT.md §1):
+/// The rules it keeps (specification: Source keys and values):
 /// - `"normal"` is published once the triggers are armed, and `running` reported after it.
 /// - A `some` trigger raises the level to `"warning"`, a `full` one to `"critical"`; the level is
 ///   the highest triggered since the last `"normal"`, never lowered by a weaker trigger.

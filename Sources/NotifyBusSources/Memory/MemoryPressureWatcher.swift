@@ -6,7 +6,7 @@ import NotifyBus
 /// it what the triggers' descriptors and the timer say.
 final class MemoryPressureWatcher: ConfiguredWatcher {
     static let key = "memory/pressure"
-    /// CONTRACT.md §1: 100 ms stalled within a 2 s window (a window unprivileged processes may
+    /// specification: Source keys and values: 100 ms stalled within a 2 s window (a window unprivileged processes may
     /// arm too: a multiple of 2 s), and the return to `normal` 10 s after the last trigger.
     static let stall = Duration.milliseconds(100)
     static let window = Duration.seconds(2)

@@ -1,4 +1,4 @@
-/// CONTRACT.md §1's `thermal/state`, in rising order (its `Comparable` order is the order of the
+/// the specification's (Source keys and values) `thermal/state`, in rising order (its `Comparable` order is the order of the
 /// cases): iOS's `ProcessInfo.ThermalState`.
 public enum ThermalLevel: Sendable, Hashable, Comparable, CaseIterable, CustomStringConvertible {
     /// No zone near a trip point, and the daemon not degraded for temperature.

@@ -1,6 +1,6 @@
 import DBus
 
-/// How hot the machine runs, published as CONTRACT.md §1's `thermal/state`: `"nominal"`, `"fair"`,
+/// How hot the machine runs, published as the specification's (Source keys and values) `thermal/state`: `"nominal"`, `"fair"`,
 /// `"serious"` or `"critical"` (iOS's `ProcessInfo.ThermalState`).
 ///
 /// The worst of two things:
@@ -26,7 +26,7 @@ public struct ThermalConfiguration: Sendable {
     public var address: DBusAddress
     /// Timeouts, and reconnection backoff.
     public var connection: DBusConnection.Configuration
-    /// How often every zone is read again while one exists: 10 s (CONTRACT.md §1), no more often.
+    /// How often every zone is read again while one exists: 10 s (specification: Source keys and values), no more often.
     public var rereadInterval: Duration
 
     /// Creates a configuration.

@@ -3,7 +3,7 @@
 /// carries them out (publishing, status, the re-read timer). No udev, bus or timer of its own:
 /// tests drive it directly.
 ///
-/// The rules it keeps (CONTRACT.md §1):
+/// The rules it keeps (specification: Source keys and values):
 /// - `thermal/state` is the worst of the zones' levels and of `PerformanceDegraded`'s floor
 ///   (`serious` for `high-operating-temperature`), `nominal` with neither.
 /// - Nothing is published until both are known (the zones scanned, and the daemon read or known

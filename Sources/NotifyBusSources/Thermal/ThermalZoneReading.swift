@@ -1,4 +1,4 @@
-/// What one `thermal_zone<N>` device says, mapped onto a `ThermalLevel` by CONTRACT.md §1's rule.
+/// What one `thermal_zone<N>` device says, mapped onto a `ThermalLevel` by the specification's (Source keys and values) rule.
 ///
 /// Its sysfs attributes: `temp` (millidegrees Celsius), and for each trip point `K`,
 /// `trip_point_K_type` (`passive`, `active`, `hot`, `critical`) and `trip_point_K_temp`. The zone

@@ -1,0 +1,116 @@
+import EpollLoop
+import Synchronization
+import NotifyBus
+import NotifyBusMQTT
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// 10 keys × 1,000 changes while the broker is down: what each side sends after the broker comes
+/// back, and how long from its reconnection until the broker holds every current value.
+func outage(keys: Int = 10, changes: Int = 1000) async throws {
+    let broker = try Broker()
+    let tap = try Tap(broker: broker, name: "outage")
+    let loop = try EventLoopThread(name: "link")
+    let link = try LinkSide(broker: broker, loop: loop, hostID: "h")
+    let raw = try RawPublisher(broker: broker)
+    for key in 0..<keys {
+        link.bus.publish("k\(key)", 0)
+        raw.publish("bench/raw/h/k\(key)", #"{"value":0}"#)
+    }
+    guard await waitAsync(timeout: .seconds(20), { await link.isSettled() && raw.connected.load(ordering: .acquiring) }) else {
+        throw BenchError("the publishers did not connect")
+    }
+    try await Task.sleep(for: .milliseconds(300))
+    broker.stop()
+    guard wait(timeout: .seconds(20), {
+        !link.isRunning.load(ordering: .acquiring) && !raw.connected.load(ordering: .acquiring)
+            && !tap.connected.load(ordering: .acquiring)
+    }) else { throw BenchError("the clients did not notice the outage") }
+    for change in 1...changes {
+        for key in 0..<keys {
+            link.bus.publish("k\(key)", .integer(Int64(change)))
+            raw.publish("bench/raw/h/k\(key)", #"{"value":\#(change)}"#)
+        }
+    }
+    let mark = tap.count
+    try broker.start()
+    _ = wait(timeout: .seconds(30)) { link.isRunning.load(ordering: .acquiring) && raw.connected.load(ordering: .acquiring) }
+    let linkBack = link.runningSince.withLock { $0 }
+    let rawBack = raw.connectedSince.withLock { $0 }
+    func current(_ side: String) -> ContinuousClock.Instant? {
+        var latest: [String: Tap.Received] = [:]
+        for message in tap.messages(from: mark) where message.topic.hasPrefix("bench/\(side)/h/k") {
+            latest[message.topic] = message
+        }
+        guard latest.count == keys, latest.values.allSatisfy({ integerValue($0.payload) == changes }) else { return nil }
+        return latest.values.map(\.time).max()
+    }
+    _ = wait(timeout: .seconds(60)) { current("link") != nil && current("raw") != nil }
+    try await Task.sleep(for: .seconds(1))
+    let after = tap.messages(from: mark)
+    let linkMessages = after.filter { $0.topic.hasPrefix("bench/link/h/k") && !$0.retained }
+    let rawMessages = after.filter { $0.topic.hasPrefix("bench/raw/h/k") && !$0.retained }
+    let counts = linkMessages.compactMap { coalescedCount($0.payload) }
+    print("### Outage: \(keys) keys × \(changes) changes while the broker is down")
+    print("")
+    print("| | messages after reconnection | reconnection → every retained value current |")
+    print("|---|---|---|")
+    let linkTime = current("link").flatMap { end in linkBack.map { quantile([end - $0], 0) } } ?? "not reached"
+    let rawTime = current("raw").flatMap { end in rawBack.map { quantile([end - $0], 0) } } ?? "not reached"
+    print("| NotifyBus link | \(linkMessages.count) (coalesced \(counts.map(String.init).joined(separator: ", "))) | \(linkTime) |")
+    print("| a publish per event (anchor) | \(rawMessages.count) | \(rawTime) |")
+    print("")
+    raw.shutdown()
+    await link.link.stop()
+    await loop.shutdown()
+    tap.shutdown()
+}
+
+/// One change → a subscriber of the broker: through the link vs a publish per event.
+func latency(events: Int = 1000) async throws {
+    let broker = try Broker()
+    let tap = try Tap(broker: broker, name: "latency")
+    let loop = try EventLoopThread(name: "link")
+    let link = try LinkSide(broker: broker, loop: loop, hostID: "h")
+    let raw = try RawPublisher(broker: broker)
+    guard await waitAsync(timeout: .seconds(20), { await link.isSettled() && raw.connected.load(ordering: .acquiring) }) else {
+        throw BenchError("the publishers did not connect")
+    }
+    var results: [(String, [Duration])] = []
+    for side in ["link", "raw"] {
+        let mark = tap.count
+        var sent: [ContinuousClock.Instant] = []
+        for event in 0..<events {
+            sent.append(.now)
+            if side == "link" {
+                link.bus.publish("lat", .integer(Int64(event)))
+            } else {
+                raw.publish("bench/raw/h/lat", #"{"value":\#(event)}"#)
+            }
+            usleep(2_000)
+        }
+        _ = wait(timeout: .seconds(10)) {
+            tap.messages(from: mark).contains { $0.topic == "bench/\(side)/h/lat" && integerValue($0.payload) == events - 1 }
+        }
+        let latencies = tap.messages(from: mark).compactMap { message -> Duration? in
+            guard message.topic == "bench/\(side)/h/lat", let event = integerValue(message.payload), event < sent.count else { return nil }
+            return message.time - sent[event]
+        }
+        results.append((side, latencies))
+    }
+    print("### Live latency: a change → a subscriber of the broker (\(events) changes, 2 ms apart)")
+    print("")
+    print("| | received | p50 | p99 |")
+    print("|---|---|---|---|")
+    for (side, latencies) in results {
+        let name = side == "link" ? "NotifyBus link (bus.publish → subscriber)" : "a publish per event (anchor)"
+        print("| \(name) | \(latencies.count) | \(quantile(latencies, 0.5)) | \(quantile(latencies, 0.99)) |")
+    }
+    print("")
+    raw.shutdown()
+    await link.link.stop()
+    await loop.shutdown()
+    tap.shutdown()
+}

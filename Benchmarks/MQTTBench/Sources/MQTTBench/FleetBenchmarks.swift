@@ -1,0 +1,117 @@
+import EpollLoop
+import NotifyBus
+import NotifyBusMQTT
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// CPU time of this process so far (user and system), from getrusage.
+func processCPU() -> Duration {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    let micros = (Int64(usage.ru_utime.tv_sec) + Int64(usage.ru_stime.tv_sec)) * 1_000_000
+        + Int64(usage.ru_utime.tv_usec) + Int64(usage.ru_stime.tv_usec)
+    return .microseconds(micros)
+}
+
+/// 100 simulated hosts, each a bus of 10 keys and its link, 25 to a loop: how long until the
+/// broker holds every host's values, and how long after a broker restart until every link is
+/// connected and has sent what it owes (after one change per key meanwhile).
+func hosts(count: Int = 100, keys: Int = 10) async throws {
+    let broker = try Broker()
+    let tap = try Tap(broker: broker, name: "hosts")
+    let loops = try (0..<4).map { try EventLoopThread(name: "links-\($0)") }
+    let cpuAtStart = processCPU()
+    let start = ContinuousClock.now
+    var sides: [LinkSide] = []
+    for host in 0..<count {
+        let side = try LinkSide(broker: broker, loop: loops[host % loops.count], hostID: "host-\(host)")
+        for key in 0..<keys { side.bus.publish("k\(key)", .integer(Int64(key))) }
+        sides.append(side)
+    }
+    func allSettled() async -> Bool {
+        for side in sides where await !side.isSettled() { return false }
+        return true
+    }
+    let firstOK = await waitAsync(timeout: .seconds(60)) { await allSettled() }
+    let first = ContinuousClock.now - start
+    let firstCPU = processCPU() - cpuAtStart
+    _ = wait(timeout: .seconds(20)) {
+        Set(tap.messages(from: 0).filter { $0.topic.hasPrefix("bench/link/") }.map(\.topic)).count >= count * (keys + 1)
+    }
+    let held = Set(tap.messages(from: 0).filter { $0.topic.hasPrefix("bench/link/") }.map(\.topic)).count
+
+    broker.stop()
+    _ = wait(timeout: .seconds(20)) { sides.allSatisfy { !$0.isRunning.load(ordering: .acquiring) } }
+    for side in sides { side.bus.publish("k0", 1000) }
+    let cpuBeforeRestart = processCPU()
+    try broker.start()
+    let restart = ContinuousClock.now
+    let againOK = await waitAsync(timeout: .seconds(60)) { await allSettled() }
+    let again = ContinuousClock.now - restart
+    let againCPU = processCPU() - cpuBeforeRestart
+
+    print("### \(count) simulated hosts × \(keys) keys, one broker")
+    print("")
+    print("| | time | CPU of this process (the links and a subscriber) |")
+    print("|---|---|---|")
+    print("| start → every host connected and its values acknowledged (\(held) topics held) | \(firstOK ? seconds(first) : "not reached") | \(seconds(firstCPU)) |")
+    print("| broker restart → every host reconnected, its changed key sent and acknowledged | \(againOK ? seconds(again) : "not reached") | \(seconds(againCPU)) |")
+    print("")
+    for side in sides { await side.link.stop() }
+    for loop in loops { await loop.shutdown() }
+    tap.shutdown()
+}
+
+/// A connected link with nothing to send: the wake-ups of its loop thread over `duration`, with a
+/// keepalive of `keepalive` seconds.
+func idle(duration: Duration = .seconds(33), keepalive: Int = 10) async throws {
+    let broker = try Broker()
+    let loop = try EventLoopThread(name: "mqtt-idle")
+    let link = try LinkSide(broker: broker, loop: loop, hostID: "idle", config: "keepalive = \(keepalive)\n")
+    link.bus.publish("k", 1)
+    guard await waitAsync(timeout: .seconds(20), { await link.isSettled() }) else { throw BenchError("the link did not connect") }
+    try await Task.sleep(for: .milliseconds(200))
+    let before = switches(ofThreadNamed: "mqtt-idle")
+    try await Task.sleep(for: duration)
+    let after = switches(ofThreadNamed: "mqtt-idle")
+    print("### Idle: a connected link with nothing to send (keepalive \(keepalive) s)")
+    print("")
+    print("| | wake-ups of the link's loop thread in \(seconds(duration)) | expected |")
+    print("|---|---|---|")
+    // Per keepalive: the timer that sends PINGREQ, and PINGRESP arriving.
+    let expected = 2 * Int(duration.components.seconds) / (keepalive + 1)
+    print("| NotifyBus link | \(after.map { b in before.map { b - $0 } ?? -1 }.map(String.init) ?? "?") | about \(expected) (per keepalive: the timer sending PINGREQ, then PINGRESP) |")
+    print("")
+    await link.link.stop()
+    await loop.shutdown()
+}
+
+/// The voluntary context switches of this process's thread named `name`.
+func switches(ofThreadNamed name: String) -> Int? {
+    guard let directory = opendir("/proc/self/task") else { return nil }
+    defer { closedir(directory) }
+    while let entry = readdir(directory) {
+        let id = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        guard Int(id) != nil, let comm = readText("/proc/self/task/\(id)/comm"), comm.hasPrefix(name) else { continue }
+        for line in (readText("/proc/self/task/\(id)/status") ?? "").split(separator: "\n")
+        where line.hasPrefix("voluntary_ctxt_switches:") {
+            return Int(line.split(separator: "\t").last ?? "")
+        }
+    }
+    return nil
+}
+
+func readText(_ path: String) -> String? {
+    guard let file = fopen(path, "r") else { return nil }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = fread(&chunk, 1, chunk.count, file)
+        bytes += chunk[0..<count]
+        if count < chunk.count { break }
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}

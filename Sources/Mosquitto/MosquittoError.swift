@@ -1,0 +1,48 @@
+import CMosquitto
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A libmosquitto call that failed: which one, its error code, and the reason in words.
+public struct MosquittoError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The libmosquitto function, e.g. `mosquitto_connect_async`.
+    public var operation: String
+    /// Its `mosq_err_t` code.
+    public var code: Int32
+    /// What went wrong: `mosquitto_strerror`, or `strerror(errno)` for `MOSQ_ERR_ERRNO`.
+    public var reason: String
+
+    /// An error of `operation` with `code`; the reason from libmosquitto (and `errno` where the
+    /// code says so). Read `errno` right after the failing call.
+    public init(operation: String, code: Int32) {
+        self.operation = operation
+        self.code = code
+        self.reason = Self.reason(for: code)
+    }
+
+    /// An error with a reason of its own.
+    public init(operation: String, code: Int32, reason: String) {
+        self.operation = operation
+        self.code = code
+        self.reason = reason
+    }
+
+    /// The error in words: `mosquitto_connect_async: Connection refused`.
+    public var description: String { "\(operation): \(reason)" }
+
+    /// The words for a `mosq_err_t` code (`strerror(errno)` for `MOSQ_ERR_ERRNO`).
+    static func reason(for code: Int32) -> String {
+        if code == Int32(MOSQ_ERR_ERRNO.rawValue) {
+            let saved = errno
+            if saved != 0, let text = strerror(saved) { return String(cString: text) }
+        }
+        if code == Int32(MOSQ_ERR_EAI.rawValue) {
+            let saved = errno
+            if let text = gai_strerror(saved) { return "cannot resolve the broker's host name: \(String(cString: text))" }
+            return "cannot resolve the broker's host name"
+        }
+        guard let text = MosquittoLibrary.api.strerror?(code) else { return "error \(code)" }
+        return String(cString: text)
+    }
+}

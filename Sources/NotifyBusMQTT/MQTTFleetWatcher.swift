@@ -1,0 +1,140 @@
+import EpollLoop
+import Mosquitto
+
+/// A fleet watched through an MQTT broker (specification: Publishing a fleet to MQTT): subscribes to the topics of the
+/// selected hosts and keys and reports each message as a `FleetEvent` (the retained ones first:
+/// every host's current values), and the hosts' availability. Reconnects after 1 s doubling to
+/// 60 s (±20 %), subscribing again; a reconnection's retained messages that repeat what was
+/// received are skipped.
+///
+/// The handle is `Sendable`; the connection lives on `loop`, and `onEvent` runs there.
+public final class MQTTFleetWatcher: Sendable {
+    /// The broker.
+    public let broker: MQTTBrokerSettings
+    /// The first topic levels.
+    public let prefix: String
+    /// The hosts and keys watched.
+    public let selections: [FleetSelection]
+    private let loop: EventLoopThread
+    private let key = LoopLocalKey<FleetConnection>()
+
+    /// A watcher; nothing happens before `start`.
+    public init(broker: MQTTBrokerSettings, prefix: String, selections: [FleetSelection], loop: EventLoopThread) {
+        self.broker = broker
+        self.prefix = prefix
+        self.selections = selections.isEmpty ? [.everything] : selections
+        self.loop = loop
+    }
+
+    /// Connects and subscribes; `onEvent` is told what arrives, on the loop thread.
+    public func start(onEvent: @escaping @Sendable (FleetEvent) -> Void) throws(EventLoopError) {
+        let key = self.key
+        let broker = self.broker
+        let reader = FleetReader(prefix: prefix, selections: selections)
+        try loop.execute { context in
+            guard context[local: key] == nil else { return }
+            let connection = FleetConnection(broker: broker, reader: reader, context: context, onEvent: onEvent)
+            context[local: key] = connection
+            connection.connect()
+        }
+    }
+
+    /// Disconnects and releases the connection.
+    public func stop() async {
+        let key = self.key
+        _ = try? await loop.submit { context in
+            context[local: key]?.close()
+            context[local: key] = nil
+        }
+    }
+}
+
+/// The watcher's connection on the loop: one `MosquittoClient` per attempt.
+final class FleetConnection {
+    private let broker: MQTTBrokerSettings
+    private var reader: FleetReader
+    unowned let context: LoopContext
+    private let onEvent: @Sendable (FleetEvent) -> Void
+    private var client: MosquittoClient?
+    private var retryTimer: LoopTimer?
+    private var failures = 0
+    private var lastStatus: FleetEvent?
+    private var closed = false
+    /// A client id of its own: watchers must not take each other's (or a link's) session.
+    private let clientID: String
+
+    init(broker: MQTTBrokerSettings, reader: FleetReader, context: LoopContext, onEvent: @escaping @Sendable (FleetEvent) -> Void) {
+        self.broker = broker
+        self.reader = reader
+        self.context = context
+        self.onEvent = onEvent
+        let random = UInt32.random(in: 0...UInt32.max)
+        clientID = broker.clientID ?? "notifywatch-\(MQTTLinkConfiguration.hostname())-\(String(random, radix: 36))"
+    }
+
+    func connect() {
+        guard !closed else { return }
+        let configuration = broker.mosquittoConfiguration(clientID: clientID, cleanSession: true, will: nil)
+        do {
+            let client = try MosquittoClient(configuration: configuration, context: context) { [weak self] event in
+                self?.handle(event)
+            }
+            self.client = client
+            try client.connect()
+        } catch {
+            lost("\(broker.url): \(error.reason)")
+        }
+    }
+
+    private func handle(_ event: MosquittoClient.Event) {
+        switch event {
+        case .connected:
+            failures = 0
+            report(.broker(status: "running", reason: nil))
+            for filter in reader.filters {
+                do {
+                    try client?.subscribe(filter, qos: 1)
+                } catch {
+                    report(.broker(status: "failed", reason: "cannot subscribe to \(filter): \(error.reason)"))
+                }
+            }
+        case .refused(let reason):
+            lost("\(broker.url) refused the connection: \(reason)")
+        case .disconnected(let reason):
+            lost("\(broker.url): \(reason ?? "disconnected")")
+        case .message(let message):
+            if let event = reader.read(message) { onEvent(event) }
+        case .acknowledged:
+            break
+        }
+    }
+
+    private func lost(_ reason: String) {
+        client?.close()
+        client = nil
+        guard !closed else { return }
+        failures += 1
+        report(.broker(status: "unavailable", reason: reason))
+        let delay = MQTTLinkState.delay(afterFailures: failures, random: Double.random(in: 0..<1))
+        retryTimer = context.scheduleTimer(after: delay) { [weak self] in
+            self?.retryTimer = nil
+            self?.connect()
+        }
+    }
+
+    /// Reports a broker status that differs from the last one reported.
+    private func report(_ status: FleetEvent) {
+        guard status != lastStatus else { return }
+        lastStatus = status
+        onEvent(status)
+    }
+
+    func close() {
+        closed = true
+        if let retryTimer { context.cancelTimer(retryTimer) }
+        retryTimer = nil
+        client?.disconnect()
+        client?.close()
+        client = nil
+    }
+}

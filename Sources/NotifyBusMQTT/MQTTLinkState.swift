@@ -1,0 +1,252 @@
+import NotifyBus
+import NotifyBusSources
+import OrderedCollections
+
+/// The MQTT link's logic as a plain state machine: events in, actions out, no I/O (the driver,
+/// `MQTTLink`, carries the actions out on the loop).
+///
+/// The link is one more subscriber of the bus, suspended while the broker cannot be reached
+/// (specification: Publishing a fleet to MQTT). It keeps, per key, the message that is owed to the broker (`unsent`):
+/// the initial values, what the resume after an outage flushes, and every publish that was
+/// not acknowledged when a connection dropped. A new notification for a key already owed
+/// replaces its value and adds its count, and moves it to the end: the messages leave in the
+/// order of each key's latest event, one per key.
+public struct MQTTLinkState: Sendable {
+    /// One retained message owed for a key: its latest value, the bus time of the latest event
+    /// it stands for, and how many events it stands for.
+    public struct Message: Sendable, Hashable {
+        /// The key.
+        public var key: String
+        /// Its latest value.
+        public var value: JSONValue
+        /// The bus time of the latest event it stands for.
+        public var time: Duration
+        /// How many events it stands for (0: a current value, sent without an event).
+        public var coalesced: Int
+
+        /// A message.
+        public init(key: String, value: JSONValue, time: Duration, coalesced: Int) {
+            self.key = key
+            self.value = value
+            self.time = time
+            self.coalesced = coalesced
+        }
+    }
+
+    /// Where the connection is.
+    public enum Phase: Sendable, Hashable {
+        /// Not started yet.
+        case idle
+        /// A connection attempt is under way.
+        case connecting
+        /// Connected: notifications are published as they come.
+        case connected
+        /// Waiting to try again.
+        case waiting
+        /// Stopping: `$online` false is on its way, then DISCONNECT.
+        case stopping
+        /// Stopped for good.
+        case stopped
+    }
+
+    /// What happened.
+    public enum Event: Sendable, Hashable {
+        /// Start the link.
+        case start
+        /// The broker accepted the connection.
+        case connected(sessionPresent: Bool)
+        /// The attempt failed, the broker refused it, or the connection dropped; `random` is a
+        /// number in 0..<1 that sets the jitter of the next delay.
+        case connectionLost(reason: String, random: Double)
+        /// The subscription's events (initial values, a resume's flush, live events, resync values).
+        case notifications([SubscriptionEvent])
+        /// `message` went out as publish `messageID`.
+        case sent(Message, messageID: Int32)
+        /// `message` could not be handed to the connection at all (it is owed again).
+        case notSent(Message)
+        /// The broker acknowledged publish `messageID`.
+        case acknowledged(messageID: Int32)
+        /// The delay before the next attempt is over.
+        case retryDue
+        /// Stop the link (clean exit).
+        case stop
+        /// Stopping took too long: give up waiting for the broker.
+        case stopTimedOut
+    }
+
+    /// What to do, in order.
+    public enum Action: Sendable, Hashable {
+        /// Make a new client and connect it.
+        case connect
+        /// Publish `$online` with this value (retained, QoS 1).
+        case publishOnline(Bool)
+        /// Publish this message (retained, QoS 1).
+        case publish(Message)
+        /// Suspend the bus subscription (the broker went away).
+        case suspend
+        /// Resume it, with every current value as well when `resync` (the broker lost the
+        /// session), and hand what it has ready to `.notifications`: the owed messages leave.
+        case resume(resync: Bool)
+        /// Try again after this delay.
+        case scheduleRetry(Duration)
+        /// Report this status as the `mqtt` source.
+        case status(SourceStatus)
+        /// Send DISCONNECT (after `$online` false was acknowledged).
+        case disconnect
+        /// Close and forget the current client.
+        case closeClient
+        /// The link has stopped.
+        case finished
+    }
+
+    /// The first delay between attempts.
+    public static let firstDelay = Duration.seconds(1)
+    /// The longest delay between attempts.
+    public static let longestDelay = Duration.seconds(60)
+    /// How far each delay may be off, up or down (a fraction of it).
+    public static let jitter = 0.2
+
+    /// Where the connection is.
+    public private(set) var phase = Phase.idle
+    /// Messages owed to the broker, in the order they will leave.
+    public private(set) var unsent: OrderedDictionary<String, Message> = [:]
+    /// Publishes not acknowledged yet, in the order they left.
+    public private(set) var inflight: OrderedDictionary<Int32, Message> = [:]
+    /// Failed attempts since the last connection.
+    public private(set) var failures = 0
+    /// Whether a connection has ever been made.
+    public private(set) var hasConnected = false
+    /// The message ID of `$online` false while stopping.
+    private var offlineMessageID: Int32?
+    /// Whether the bus subscription is resumed.
+    private var subscriptionActive = false
+
+    /// A link that has not started.
+    public init() {}
+
+    /// The delay before attempt `failures + 1`: 1 s doubling to 60 s, ±20 % by `random`.
+    public static func delay(afterFailures failures: Int, random: Double) -> Duration {
+        let base = min(64.0, Double(1 << min(max(failures - 1, 0), 6)))
+        let capped = min(base, 60.0)
+        let factor = 1.0 + jitter * (2.0 * min(max(random, 0.0), 1.0) - 1.0)
+        return .milliseconds(Int64((capped * factor * 1000).rounded()))
+    }
+
+    /// Handles `event`; returns what to do.
+    public mutating func handle(_ event: Event) -> [Action] {
+        switch event {
+        case .start:
+            guard phase == .idle else { return [] }
+            phase = .connecting
+            return [.connect]
+
+        case .connected(let sessionPresent):
+            guard phase == .connecting else { return [] }
+            phase = .connected
+            failures = 0
+            let lostSession = hasConnected && !sessionPresent
+            hasConnected = true
+            subscriptionActive = true
+            // `$online` first; then what the resume flushes (and every value, when the broker
+            // lost the session) joins what is owed, and all of it leaves (`.notifications`).
+            return [.status(.running), .publishOnline(true), .resume(resync: lostSession)]
+
+        case .connectionLost(let reason, let random):
+            switch phase {
+            case .connecting, .connected:
+                var actions: [Action] = [.closeClient]
+                owe(inflight.values)
+                inflight = [:]
+                if subscriptionActive {
+                    subscriptionActive = false
+                    actions.append(.suspend)
+                }
+                failures += 1
+                phase = .waiting
+                actions.append(.status(.unavailable(reason: reason)))
+                actions.append(.scheduleRetry(Self.delay(afterFailures: failures, random: random)))
+                return actions
+            case .stopping:
+                phase = .stopped
+                return [.closeClient, .finished]
+            case .idle, .waiting, .stopped:
+                return []
+            }
+
+        case .notifications(let events):
+            for event in events {
+                if case .notification(let notification) = event { owe(notification) }
+            }
+            return phase == .connected ? drain() : []
+
+        case .sent(let message, let messageID):
+            if phase == .connected || phase == .stopping { inflight[messageID] = message } else { owe([message]) }
+            return []
+
+        case .notSent(let message):
+            owe([message])
+            return []
+
+        case .acknowledged(let messageID):
+            inflight.removeValue(forKey: messageID)
+            if phase == .stopping, messageID == offlineMessageID {
+                offlineMessageID = nil
+                return [.disconnect]
+            }
+            return []
+
+        case .retryDue:
+            guard phase == .waiting else { return [] }
+            phase = .connecting
+            return [.connect]
+
+        case .stop:
+            switch phase {
+            case .connected:
+                phase = .stopping
+                return [.publishOnline(false)]
+            case .stopping, .stopped:
+                return []
+            case .idle, .connecting, .waiting:
+                phase = .stopped
+                return [.closeClient, .finished]
+            }
+
+        case .stopTimedOut:
+            guard phase == .stopping else { return [] }
+            phase = .stopped
+            return [.closeClient, .finished]
+        }
+    }
+
+    /// Records the message ID of `$online` false, so that its acknowledgement ends the stop.
+    public mutating func offlineSent(messageID: Int32) {
+        if phase == .stopping { offlineMessageID = messageID }
+    }
+
+    /// Every message owed, in order, as publish actions; nothing is owed afterwards.
+    private mutating func drain() -> [Action] {
+        let actions = unsent.values.map { Action.publish($0) }
+        unsent = [:]
+        return actions
+    }
+
+    private mutating func owe(_ notification: BusNotification) {
+        owe([Message(key: notification.key, value: notification.value, time: notification.lastEventTime,
+                     coalesced: notification.coalesced)])
+    }
+
+    /// Adds `messages` to what is owed: a key already owed takes the new value and time, adds the
+    /// count, and moves to the end.
+    private mutating func owe(_ messages: some Sequence<Message>) {
+        for message in messages {
+            if let earlier = unsent.removeValue(forKey: message.key) {
+                var merged = message
+                merged.coalesced += earlier.coalesced
+                unsent[message.key] = merged
+            } else {
+                unsent[message.key] = message
+            }
+        }
+    }
+}

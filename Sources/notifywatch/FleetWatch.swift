@@ -1,0 +1,143 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import EpollLoop
+import NotifyBus
+import NotifyBusLog
+import NotifyBusMQTT
+import Synchronization
+import SystemSupport
+
+/// `notifywatch --mqtt URL [--mqtt-config FILE] [--mqtt-prefix P] [HOST/PATTERN...]`.
+struct FleetOptions: ParsableArguments {
+    @Option(name: .customLong("mqtt"), help: ArgumentHelp(
+        "Watch a fleet through this MQTT broker (mqtt://HOST[:PORT] or mqtts://…) instead; the patterns are then HOST/PATTERN (HOST may be *).",
+        valueName: "url"))
+    var url: String?
+
+    @Option(name: .customLong("mqtt-config"), help: ArgumentHelp(
+        "With --mqtt: a file of key = value lines (username, password, ca-file, cert-file, key-file, keepalive, client-id, protocol).",
+        valueName: "file"))
+    var configFile: String?
+
+    @Option(name: .customLong("mqtt-prefix"), help: ArgumentHelp(
+        "With --mqtt: the first topic levels (default: notifybus).", valueName: "prefix"))
+    var prefix: String?
+
+    /// The broker settings and selections, or `nil` without `--mqtt`.
+    func fleet(patterns: [String]) throws(MQTTConfigurationError) -> (MQTTBrokerSettings, String, [FleetSelection])? {
+        guard let url else {
+            if configFile != nil || prefix != nil {
+                throw MQTTConfigurationError("--mqtt-config and --mqtt-prefix need --mqtt URL")
+            }
+            return nil
+        }
+        var broker = try MQTTBrokerSettings(url: url)
+        if let configFile { try broker.readConfig(path: configFile) }
+        let prefix = self.prefix ?? MQTTLinkConfiguration.defaultPrefix
+        if let problem = MQTTTopic.prefixProblem(prefix) { throw MQTTConfigurationError("--mqtt-prefix: \(problem)") }
+        var selections: [FleetSelection] = []
+        for pattern in patterns { selections.append(try FleetSelection(parsing: pattern)) }
+        return (broker, prefix, selections.isEmpty ? [.everything] : selections)
+    }
+}
+
+/// Watches a fleet until SIGINT or SIGTERM: every host's current values (the retained
+/// messages), then each message as it comes, and the hosts' availability as `source` lines
+/// named `host:<id>` (specification: Publishing a fleet to MQTT).
+struct FleetWatch {
+    let broker: MQTTBrokerSettings
+    let prefix: String
+    let selections: [FleetSelection]
+
+    func run(output: FleetOutput, loop: EventLoopThread, listener: SignalListener) async -> Int32 {
+        let watcher = MQTTFleetWatcher(broker: broker, prefix: prefix, selections: selections, loop: loop)
+        do {
+            try watcher.start { event in output.print(event) }
+        } catch {
+            printError("cannot start watching: \(error)")
+            return 70
+        }
+        for await signal in listener.signals {
+            if signal == SIGINT || signal == SIGTERM { break }
+            if signal == SIGTSTP { kill(getpid(), SIGSTOP) }
+        }
+        await watcher.stop()
+        return 0
+    }
+}
+
+/// The lines of a fleet watch: the specification's (notifywatch output), each with a `host` (`subscriber` is `mqtt`),
+/// or human columns with a host column.
+final class FleetOutput: Sendable {
+    static let subscriber = "mqtt"
+    let json: Bool
+    private let human: HumanFormat
+    private let start = ContinuousClock.now
+    private let out = Mutex(OutputStream(fd: STDOUT_FILENO, lineBuffered: true))
+
+    init(json: Bool, color: Bool, origin: WallTime) {
+        self.json = json
+        var human = HumanFormat(color: color, showSubscriber: false, origin: origin)
+        human.keyWidth = 24
+        self.human = human
+    }
+
+    func print(_ event: FleetEvent) {
+        let t = LogTime(ContinuousClock.now - start)
+        let line = json ? jsonLine(event, t: t) : humanLine(event, t: t)
+        out.withLock { $0.line(line) }
+    }
+
+    private func jsonLine(_ event: FleetEvent, t: LogTime) -> String {
+        var members: [(String, JSONValue)] = []
+        switch event {
+        case .notification(let n):
+            members = [("type", "notification"), ("t", t.json)]
+            if !n.time.isEmpty { members.append(("time", .string(n.time))) }
+            members += [
+                ("subscriber", .string(Self.subscriber)), ("host", .string(n.host)), ("key", .string(n.key)),
+                ("value", n.value), ("coalesced", .integer(Int64(n.coalesced))),
+            ]
+            if let previous = n.previous { members.append(("previous", previous)) }
+        case .host(let host, let online):
+            members = [("type", "source"), ("t", t.json), ("source", .string("host:\(host)"))]
+            members.append(("status", online ? "running" : "unavailable"))
+            if !online { members.append(("reason", "offline")) }
+        case .broker(let status, let reason):
+            members = [("type", "source"), ("t", t.json), ("source", "mqtt"), ("status", .string(status))]
+            if let reason { members.append(("reason", .string(reason))) }
+        }
+        var text = "{"
+        for (index, (name, value)) in members.enumerated() {
+            if index > 0 { text += "," }
+            JSONValue.writeString(name, to: &text)
+            text += ":"
+            value.write(to: &text)
+        }
+        return text + "}"
+    }
+
+    private func humanLine(_ event: FleetEvent, t: LogTime) -> String {
+        var line = human.paint(human.timeColumn(t.seconds), "2") + "  "
+        switch event {
+        case .notification(let n):
+            line += human.pad(n.host, 12) + "  " + human.paint(human.pad(n.key, human.keyWidth), "1") + "  " + n.value.jsonText
+            if n.retained, n.coalesced == 0 {
+                line += "  " + human.paint("(current)", "2")
+            } else if n.coalesced != 1 {
+                line += "  " + human.paint("×\(n.coalesced)", "33")
+            }
+            if let previous = n.previous { line += "  " + human.paint("was \(previous.jsonText)", "2") }
+        case .host(let host, let online):
+            line += human.pad(host, 12) + "  "
+                + (online ? human.paint("● online", "32") : human.paint("○ offline", "33"))
+        case .broker(let status, let reason):
+            line += status == "running"
+                ? human.paint("● broker: connected", "32")
+                : human.paint("○ broker: \(status) — \(reason ?? "")", "33")
+        }
+        return line
+    }
+}

@@ -1,0 +1,102 @@
+import NotifyBus
+import NotifyBusMQTT
+import NotifyBusSources
+import OrderedCollections
+import Testing
+
+/// The link's logic without a broker: what is owed, merged and re-sent across outages.
+@Suite struct MQTTLinkStateTests {
+    typealias Message = MQTTLinkState.Message
+
+    func note(_ key: String, _ value: JSONValue, _ coalesced: Int, at seconds: Int64) -> SubscriptionEvent {
+        .notification(BusNotification(
+            key: key, value: value, previous: nil, coalesced: coalesced, firstEventTime: .seconds(seconds),
+            lastEventTime: .seconds(seconds), time: .seconds(seconds), kind: coalesced == 0 ? .initial : .flushed))
+    }
+
+    func published(_ actions: [MQTTLinkState.Action]) -> [Message] {
+        actions.compactMap { if case .publish(let message) = $0 { return message } else { return nil } }
+    }
+
+    @Test func initialValuesWaitForTheFirstConnectionAndMergeWithWhatFollows() {
+        var state = MQTTLinkState()
+        #expect(state.handle(.start) == [.connect])
+        #expect(state.handle(.notifications([note("a", 1, 0, at: 1), note("b", 2, 0, at: 2)])).isEmpty)
+        #expect(state.handle(.notifications([note("a", 3, 2, at: 5)])).isEmpty)
+        let actions = state.handle(.connected(sessionPresent: false))
+        #expect(actions == [.status(.running), .publishOnline(true), .resume(resync: false)])
+        // What the resume makes ready: nothing more; the owed messages leave in order of each
+        // key's latest event, `a` merged (its count added).
+        let sent = published(state.handle(.notifications([])))
+        #expect(sent == [Message(key: "b", value: 2, time: .seconds(2), coalesced: 0),
+                         Message(key: "a", value: 3, time: .seconds(5), coalesced: 2)])
+    }
+
+    @Test func anUnacknowledgedPublishIsOwedAgainWithItsCount() {
+        var state = MQTTLinkState()
+        _ = state.handle(.start)
+        _ = state.handle(.connected(sessionPresent: false))
+        let live = published(state.handle(.notifications([note("k", 1, 1, at: 1), note("j", 7, 1, at: 2)])))
+        #expect(live.count == 2)
+        _ = state.handle(.sent(live[0], messageID: 1))
+        _ = state.handle(.sent(live[1], messageID: 2))
+        _ = state.handle(.acknowledged(messageID: 2))
+        let lost = state.handle(.connectionLost(reason: "gone", random: 0.5))
+        #expect(lost == [.closeClient, .suspend, .status(.unavailable(reason: "gone")), .scheduleRetry(.seconds(1))])
+        #expect(state.unsent.keys.elements == ["k"])
+        // While away, `k` changes twice more: one message, counting the unacknowledged one too.
+        _ = state.handle(.notifications([note("k", 3, 2, at: 9)]))
+        #expect(state.handle(.retryDue) == [.connect])
+        #expect(state.handle(.connected(sessionPresent: true)) == [.status(.running), .publishOnline(true), .resume(resync: false)])
+        #expect(published(state.handle(.notifications([]))) == [Message(key: "k", value: 3, time: .seconds(9), coalesced: 3)])
+    }
+
+    @Test func aLostSessionAsksForEveryValue() {
+        var state = MQTTLinkState()
+        _ = state.handle(.start)
+        _ = state.handle(.connected(sessionPresent: false))
+        _ = state.handle(.connectionLost(reason: "gone", random: 0.5))
+        _ = state.handle(.retryDue)
+        #expect(state.handle(.connected(sessionPresent: false)).contains(.resume(resync: true)))
+    }
+
+    @Test func delaysDoubleToAMinuteWithinTwentyPercent() {
+        #expect(MQTTLinkState.delay(afterFailures: 1, random: 0.5) == .seconds(1))
+        #expect(MQTTLinkState.delay(afterFailures: 2, random: 0.5) == .seconds(2))
+        #expect(MQTTLinkState.delay(afterFailures: 6, random: 0.5) == .seconds(32))
+        #expect(MQTTLinkState.delay(afterFailures: 7, random: 0.5) == .seconds(60))
+        #expect(MQTTLinkState.delay(afterFailures: 40, random: 0.5) == .seconds(60))
+        #expect(MQTTLinkState.delay(afterFailures: 1, random: 0) == .milliseconds(800))
+        #expect(MQTTLinkState.delay(afterFailures: 7, random: 1) == .seconds(72))
+        var state = MQTTLinkState()
+        _ = state.handle(.start)
+        var delays: [Duration] = []
+        for _ in 0..<8 {
+            for action in state.handle(.connectionLost(reason: "refused", random: 0.5)) {
+                if case .scheduleRetry(let delay) = action { delays.append(delay) }
+            }
+            _ = state.handle(.retryDue)
+        }
+        #expect(delays == [1, 2, 4, 8, 16, 32, 60, 60].map { Duration.seconds($0) })
+    }
+
+    @Test func aCleanStopPublishesOfflineThenDisconnects() {
+        var state = MQTTLinkState()
+        _ = state.handle(.start)
+        _ = state.handle(.connected(sessionPresent: true))
+        #expect(state.handle(.stop) == [.publishOnline(false)])
+        state.offlineSent(messageID: 9)
+        #expect(state.handle(.acknowledged(messageID: 8)).isEmpty)
+        #expect(state.handle(.acknowledged(messageID: 9)) == [.disconnect])
+        #expect(state.handle(.connectionLost(reason: "disconnected", random: 0)) == [.closeClient, .finished])
+        #expect(state.phase == .stopped)
+    }
+
+    @Test func stoppingWhileAwayEndsAtOnce() {
+        var state = MQTTLinkState()
+        _ = state.handle(.start)
+        _ = state.handle(.connectionLost(reason: "refused", random: 0.5))
+        #expect(state.handle(.stop) == [.closeClient, .finished])
+        #expect(state.handle(.retryDue).isEmpty)
+    }
+}

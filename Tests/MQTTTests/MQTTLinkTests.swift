@@ -1,0 +1,157 @@
+import NotifyBus
+import NotifyBusMQTT
+import NotifyBusSources
+import SystemSupport
+import TestSupport
+import Testing
+
+/// The link against a real Mosquitto broker: what the broker holds and what a subscriber
+/// receives, read with `mosquitto_sub`.
+@Suite(.serialized) struct MQTTLinkTests {
+    @Test func currentValuesThenLiveValuesRetainedAtQoS1() async throws {
+        let broker = try await MosquittoBroker()
+        let bus = NotificationBus()
+        bus.publish("battery/BAT0/level", 0.5)
+        bus.publish("battery/BAT0/state", "charging")
+        bus.publish("power/AC/online", true)
+        let bed = try LinkBed(broker: broker, bus: bus, patterns: ["battery/**"])
+        #expect(await bed.waitUntilRunning())
+        #expect(await bed.waitUntilSettled())
+
+        let first = try await broker.retained(bed.everything)
+        #expect(Set(first.keys) == [bed.topic("battery/BAT0/level"), bed.topic("battery/BAT0/state"), "nb/host-1/$online"])
+        #expect(first["nb/host-1/$online"] == "true")
+        let level = try #require(first.payload(bed.topic("battery/BAT0/level")))
+        #expect(level.value == 0.5 && level.coalesced == 0)
+        #expect(WallTime(rfc3339: level.time) != nil)
+        let messages = try await broker.receive(bed.everything)
+        #expect(messages.allSatisfy { $0.qos == 1 && $0.retained })
+
+        bus.publish("battery/BAT0/level", 0.49)
+        bus.publish("power/AC/online", false)
+        #expect(await eventually { (try? await broker.retained(bed.everything).payload(bed.topic("battery/BAT0/level")))?.value == 0.49 })
+        let live = try #require(try await broker.retained(bed.everything).payload(bed.topic("battery/BAT0/level")))
+        #expect(live.coalesced == 1)
+        #expect(try await broker.retained("nb/host-1/power/#").isEmpty)
+        await bed.shutdown()
+        #expect(try await broker.retained("nb/host-1/$online")["nb/host-1/$online"] == "false")
+    }
+
+    @Test func anOutageSendsOneMessagePerChangedKeyWithItsCount() async throws {
+        try await outage(protocolVersion: "3.1.1")
+    }
+
+    @Test func anOutageOverMQTT5SendsOneMessagePerChangedKeyWithItsCount() async throws {
+        try await outage(protocolVersion: "5")
+    }
+
+    func outage(protocolVersion: String) async throws {
+        let broker = try await MosquittoBroker()
+        let bus = NotificationBus()
+        for key in ["a", "b", "c"] { bus.publish(key, 0) }
+        let bed = try LinkBed(broker: broker, bus: bus, config: "protocol = \(protocolVersion)\nkeepalive = 5\n")
+        #expect(await bed.waitUntilRunning(), "\(bed.statuses.all)")
+        #expect(await bed.waitUntilSettled())
+        // A watcher with a persistent session: the broker queues for it what it misses.
+        _ = try await broker.receive(bed.everything, session: "tap")
+
+        broker.stop()
+        #expect(await bed.statuses.wait { if case .unavailable(_)? = $0.last { true } else { false } })
+        for n in 1...5 { bus.publish("a", .integer(Int64(n))) }
+        for n in 1...3 { bus.publish("b", .integer(Int64(n))) }
+        try await broker.start()
+        #expect(await bed.waitUntilRunning(times: 2))
+        #expect(await bed.waitUntilSettled())
+
+        let received = try await broker.receive(bed.everything, session: "tap").filter { !$0.retained }
+        let keys = received.map(\.topic).filter { !$0.hasSuffix("$online") }
+        #expect(keys == [bed.topic("a"), bed.topic("b")], "\(received)")
+        #expect(received.first { $0.topic == bed.topic("a") }?.decoded == MQTTPayload(
+            value: 5, time: received.first { $0.topic == bed.topic("a") }?.decoded?.time ?? "", coalesced: 5))
+        #expect(received.first { $0.topic == bed.topic("b") }?.decoded?.coalesced == 3)
+        let retained = try await broker.retained(bed.everything)
+        #expect(retained.payload(bed.topic("a"))?.value == 5)
+        #expect(retained.payload(bed.topic("c"))?.value == 0)
+        await bed.shutdown()
+    }
+
+    @Test func aBrokerThatLostItsStateGetsEveryValueAgain() async throws {
+        let broker = try await MosquittoBroker(persistence: false)
+        let bus = NotificationBus()
+        for key in ["a", "b"] { bus.publish(key, 0) }
+        let bed = try LinkBed(broker: broker, bus: bus)
+        #expect(await bed.waitUntilSettled())
+        broker.stop()
+        #expect(await bed.statuses.wait { if case .unavailable(_)? = $0.last { true } else { false } })
+        bus.publish("a", 1)
+        bus.publish("a", 2)
+        try await broker.start()
+        #expect(await bed.waitUntilRunning(times: 2))
+        #expect(await bed.waitUntilSettled())
+        let retained = try await broker.retained(bed.everything)
+        #expect(retained.payload(bed.topic("a"))?.value == 2)
+        #expect(retained.payload(bed.topic("a"))?.coalesced == 2)
+        #expect(retained.payload(bed.topic("b"))?.value == 0)
+        #expect(retained.payload(bed.topic("b"))?.coalesced == 0)
+        #expect(retained["nb/host-1/$online"] == "true")
+        await bed.shutdown()
+    }
+
+    @Test func keysAreEscapedIntoTopics() async throws {
+        let broker = try await MosquittoBroker()
+        let bus = NotificationBus()
+        bus.publish("odd/a+b/c#d/100%", "x")
+        let bed = try LinkBed(broker: broker, bus: bus)
+        #expect(await bed.waitUntilSettled())
+        let retained = try await broker.retained(bed.everything)
+        #expect(retained.payload("nb/host-1/odd/a%2Bb/c%23d/100%25")?.value == "x", "\(retained)")
+        await bed.shutdown()
+    }
+
+    @Test func aPasswordBroker() async throws {
+        let broker = try await MosquittoBroker(.password(user: "kiosk", password: "pass word"))
+        let bus = NotificationBus()
+        bus.publish("k", 1)
+        let wrong = try LinkBed(broker: broker, bus: bus, hostID: "wrong", config: "username = kiosk\npassword = nope\n")
+        #expect(await wrong.statuses.wait {
+            $0.contains { if case .unavailable(let reason) = $0 { reason.contains("not authorised") } else { false } }
+        }, "\(wrong.statuses.all)")
+        await wrong.shutdown()
+        let bed = try LinkBed(broker: broker, bus: bus, config: "username = kiosk\npassword = pass word\n")
+        #expect(await bed.waitUntilSettled())
+        #expect(try await broker.retained(bed.everything).payload(bed.topic("k"))?.value == 1)
+        await bed.shutdown()
+    }
+
+    @Test func aTLSBroker() async throws {
+        let broker = try await MosquittoBroker(.tls)
+        let bus = NotificationBus()
+        bus.publish("k", "secret")
+        let bed = try LinkBed(broker: broker, bus: bus, config: "ca-file = \(broker.caFile)\n")
+        #expect(await bed.waitUntilSettled(), "\(bed.statuses.all)")
+        #expect(try await broker.retained(bed.everything).payload(bed.topic("k"))?.value == "secret")
+        await bed.shutdown()
+        // A link that does not trust the broker's CA does not connect, and says why.
+        let untrusting = try LinkBed(broker: broker, bus: bus, hostID: "untrusting", config: "ca-file = /etc/ssl/certs/ca-certificates.crt\n")
+        #expect(await untrusting.statuses.wait {
+            $0.contains { if case .unavailable(let reason) = $0 { reason.contains("certificate verify failed") } else { false } }
+        }, "\(untrusting.statuses.all)")
+        #expect(try await broker.retained("nb/untrusting/#").isEmpty)
+        await untrusting.shutdown()
+    }
+
+    @Test func hostNamesAreLookedUpOffTheLoop() async throws {
+        let broker = try await MosquittoBroker()
+        let bus = NotificationBus()
+        bus.publish("k", 1)
+        let named = try LinkBed(broker: broker, bus: bus, url: "mqtt://localhost:\(broker.port)")
+        #expect(await named.waitUntilSettled(), "\(named.statuses.all)")
+        #expect(try await broker.retained(named.everything).payload(named.topic("k"))?.value == 1)
+        await named.shutdown()
+        let unknown = try LinkBed(broker: broker, bus: bus, hostID: "unknown", url: "mqtt://no-such-broker.invalid:\(broker.port)")
+        #expect(await unknown.statuses.wait(timeout: .seconds(30)) {
+            $0.contains { if case .unavailable(let reason) = $0 { reason.contains("cannot resolve") } else { false } }
+        }, "\(unknown.statuses.all)")
+        await unknown.shutdown()
+    }
+}

@@ -1,0 +1,88 @@
+import NotifyBus
+import NotifyBusMQTT
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `notifywatch --mqtt` watching a fleet of two links through a real broker.
+@Suite(.serialized) struct MQTTWatchTests {
+    func watch(_ broker: MosquittoBroker, _ arguments: [String]) throws -> ChildProcess {
+        try ChildProcess(
+            executable: Paths.executable("notifywatch"),
+            arguments: ["--mqtt", broker.url, "--mqtt-prefix", "nb"] + arguments, environment: environment(with: [:]),
+            standardError: "\(broker.directory)/notifywatch.log")
+    }
+
+    /// Lines until one satisfies `predicate` (included), parsed; `nil` on timeout.
+    func lines(of process: ChildProcess, until predicate: (JSONValue) -> Bool) -> [JSONValue]? {
+        var lines: [JSONValue] = []
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            guard let text = process.readLine(timeout: deadline - ContinuousClock.now) else { return nil }
+            guard let line = try? JSONValue(parsing: text) else { continue }
+            lines.append(line)
+            if predicate(line) { return lines }
+        }
+        return nil
+    }
+
+    @Test func currentValuesOfEveryHostThenLiveOnesThenAvailability() async throws {
+        let broker = try await MosquittoBroker()
+        let first = NotificationBus()
+        first.publish("battery/BAT0/level", 0.5)
+        first.publish("odd/a+b", "plus")
+        let second = NotificationBus()
+        second.publish("battery/BAT0/level", 0.9)
+        let one = try LinkBed(broker: broker, bus: first, hostID: "kiosk-1")
+        let two = try LinkBed(broker: broker, bus: second, hostID: "kiosk-2")
+        #expect(await one.waitUntilSettled())
+        #expect(await two.waitUntilSettled())
+
+        let watcher = try watch(broker, ["--json", "*/battery/**", "kiosk-1/odd/*"])
+        var seen: [JSONValue] = []
+        func notifications() -> [JSONValue] { seen.filter { $0["type"]?.stringValue == "notification" } }
+        func sources() -> [JSONValue] { seen.filter { $0["type"]?.stringValue == "source" } }
+        let startup = lines(of: watcher) { line in
+            seen.append(line)
+            return notifications().count == 3 && sources().filter { $0["source"]?.stringValue?.hasPrefix("host:") == true }.count == 2
+        }
+        #expect(startup != nil, "\(seen)")
+        let kiosk1 = notifications().first { $0["host"] == "kiosk-1" && $0["key"] == "battery/BAT0/level" }
+        #expect(kiosk1?["value"] == 0.5 && kiosk1?["coalesced"] == 0 && kiosk1?["subscriber"] == "mqtt")
+        #expect(kiosk1?["time"]?.stringValue?.hasSuffix("Z") == true)
+        #expect(notifications().contains { $0["host"] == "kiosk-2" && $0["key"] == "battery/BAT0/level" && $0["value"] == 0.9 })
+        #expect(notifications().contains { $0["host"] == "kiosk-1" && $0["key"] == "odd/a+b" && $0["value"] == "plus" })
+        #expect(sources().contains { $0["source"] == "host:kiosk-2" && $0["status"] == "running" })
+
+        first.publish("battery/BAT0/level", 0.45)
+        let live = lines(of: watcher) { $0["type"] == "notification" }?.last
+        #expect(live?["host"] == "kiosk-1" && live?["value"] == 0.45 && live?["coalesced"] == 1 && live?["previous"] == 0.5)
+
+        await two.shutdown()
+        let offline = lines(of: watcher) { $0["source"] == "host:kiosk-2" }?.last
+        #expect(offline?["status"] == "unavailable" && offline?["reason"] == "offline")
+        kill(watcher.pid, SIGTERM)
+        #expect(watcher.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
+        await one.shutdown()
+    }
+
+    @Test func humanOutputHasAHostColumn() async throws {
+        let broker = try await MosquittoBroker()
+        let bus = NotificationBus()
+        bus.publish("power/profile", "balanced")
+        let link = try LinkBed(broker: broker, bus: bus, hostID: "laptop-3")
+        #expect(await link.waitUntilSettled())
+        let watcher = try watch(broker, ["--color", "never"])
+        var lines: [String] = []
+        while let line = watcher.readLine(timeout: .seconds(20)) {
+            lines.append(line)
+            if line.contains("power/profile") { break }
+        }
+        #expect(lines.contains { $0.contains("laptop-3") && $0.contains("● online") }, "\(lines)")
+        #expect(lines.last?.contains("laptop-3") == true && lines.last?.contains("\"balanced\"  (current)") == true, "\(lines)")
+        await link.shutdown()
+    }
+}
