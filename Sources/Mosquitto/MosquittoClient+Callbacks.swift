@@ -33,7 +33,8 @@ extension MosquittoClient {
             if code == 0 {
                 client.pending.append(.connected(sessionPresent: flags & 1 != 0))
             } else {
-                client.pending.append(.refused(reason: client.connackReason(code)))
+                client.pending.append(
+                    .refused(reason: client.connackReason(code), unsupportedVersion: client.isUnsupportedVersion(code)))
             }
         }
         api.disconnect_v5_callback_set!(handle) { _, userdata, code, _ in
@@ -64,6 +65,14 @@ extension MosquittoClient {
     fileprivate func connackReason(_ code: Int32) -> String {
         let text = configuration.protocolVersion == .v5 ? api.reason_string!(code) : api.connack_string!(code)
         return text.map { String(cString: $0) } ?? "refused with code \(code)"
+    }
+
+    /// Whether refusal `code` says the broker does not speak this protocol version. libmosquitto
+    /// reports a 3.1.1 broker's CONNACK 1 to an MQTT 5 CONNECT as reason code 132.
+    fileprivate func isUnsupportedVersion(_ code: Int32) -> Bool {
+        configuration.protocolVersion == .v5
+            ? code == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue)
+            : code == Int32(CONNACK_REFUSED_PROTOCOL_VERSION.rawValue)
     }
 
     /// Why a connection ended (`nil`: it was asked to), with what libmosquitto logged last.

@@ -29,8 +29,12 @@ public final class MosquittoClient {
         /// The broker accepted the connection (CONNACK 0); `sessionPresent` is the CONNACK flag
         /// saying it kept the session of an earlier connection.
         case connected(sessionPresent: Bool)
-        /// The broker refused the connection (a CONNACK with an error), with its reason.
-        case refused(reason: String)
+        /// The broker refused the connection (a CONNACK with an error) or did not answer it
+        /// within the connect timeout, with its reason. `unsupportedVersion` when the broker
+        /// refused the protocol version (a 3.1.1 broker's CONNACK 1 to MQTT 5, or an MQTT 5
+        /// broker's "unsupported protocol version"), or when it left an MQTT 5 CONNECT
+        /// unanswered, as brokers that predate MQTT 5 may.
+        case refused(reason: String, unsupportedVersion: Bool)
         /// The connection ended (or never came up): `nil` after `disconnect()`, else why.
         case disconnected(reason: String?)
         /// The broker acknowledged the QoS 1 or 2 publish `messageID` (`reasonCode` ≥ 128: MQTT 5
@@ -51,6 +55,7 @@ public final class MosquittoClient {
     private var registeredDescriptor: Int32 = -1
     private var watchingWrites = false
     private var keepaliveTimer: LoopTimer?
+    private var connectTimer: LoopTimer?
     private var lastRead = ContinuousClock.now
     private var lastWrite = ContinuousClock.now
     var pending: [Event] = []
@@ -161,6 +166,18 @@ public final class MosquittoClient {
         lastRead = .now
         lastWrite = .now
         scheduleKeepalive()
+        connectTimer = context.scheduleTimer(after: configuration.connectTimeout) { [weak self] in self?.connectTimedOut() }
+        synchronize()
+    }
+
+    /// No CONNACK within the connect timeout: the attempt is over.
+    private func connectTimedOut() {
+        connectTimer = nil
+        guard !isClosed, !isConnected, !reportedEnd else { return }
+        let seconds = configuration.connectTimeout.components.seconds
+        pending.append(.refused(
+            reason: "no answer to MQTT \(configuration.protocolVersion.rawValue) CONNECT within \(seconds) s",
+            unsupportedVersion: configuration.protocolVersion == .v5))
         synchronize()
     }
 
@@ -209,6 +226,7 @@ public final class MosquittoClient {
         registeredDescriptor = -1
         if let keepaliveTimer { context.cancelTimer(keepaliveTimer) }
         keepaliveTimer = nil
+        cancelConnectTimer()
         pending = []
         api.destroy!(handle)
     }
@@ -320,6 +338,11 @@ public final class MosquittoClient {
         deliverPending()
     }
 
+    private func cancelConnectTimer() {
+        if let connectTimer { context.cancelTimer(connectTimer) }
+        connectTimer = nil
+    }
+
     private func deliverPending() {
         guard !delivering else { return }
         delivering = true
@@ -327,11 +350,16 @@ public final class MosquittoClient {
         while !isClosed, !pending.isEmpty {
             let event = pending.removeFirst()
             switch event {
-            case .connected: isConnected = true
+            case .connected:
+                isConnected = true
+                cancelConnectTimer()
             case .disconnected:
                 isConnected = false
                 reportedEnd = true
-            case .refused: isConnected = false
+                cancelConnectTimer()
+            case .refused:
+                isConnected = false
+                cancelConnectTimer()
             case .acknowledged, .message: break
             }
             onEvent(event)

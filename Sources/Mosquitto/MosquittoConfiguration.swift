@@ -6,6 +6,10 @@ public struct MosquittoConfiguration: Sendable, Hashable {
         case v311 = "3.1.1"
         /// MQTT 5 (`MQTT_PROTOCOL_V5`).
         case v5 = "5"
+
+        /// The version to try next when a broker refuses this one as unsupported: 3.1.1 after
+        /// 5, nothing after 3.1.1.
+        public var older: ProtocolVersion? { self == .v5 ? .v311 : nil }
     }
 
     /// TLS settings; present means the connection is encrypted.
@@ -68,10 +72,12 @@ public struct MosquittoConfiguration: Sendable, Hashable {
     public var tls: TLS?
     /// The last will, if any.
     public var will: Will?
+    /// How long to wait for the broker's CONNACK after starting to connect.
+    public var connectTimeout: Duration = .seconds(10)
 
-    /// A configuration; by default MQTT 3.1.1, plain TCP, a persistent session kept a week.
+    /// A configuration; by default MQTT 5, plain TCP, a persistent session kept a week.
     public init(
-        host: String, port: Int, clientID: String, keepalive: Int = 60, protocolVersion: ProtocolVersion = .v311,
+        host: String, port: Int, clientID: String, keepalive: Int = 60, protocolVersion: ProtocolVersion = .v5,
         cleanSession: Bool = false, sessionExpiry: Duration = .seconds(7 * 86_400), username: String? = nil,
         password: String? = nil, tls: TLS? = nil, will: Will? = nil
     ) {

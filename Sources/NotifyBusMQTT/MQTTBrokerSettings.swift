@@ -40,12 +40,10 @@ public struct MQTTBrokerSettings: Sendable, Hashable {
     public var keepalive: Int = 60
     /// `client-id`, if the file gives one.
     public var clientID: String?
-    /// `protocol`: `3.1.1` (the default) or `5`.
-    public var protocolVersion: MosquittoConfiguration.ProtocolVersion = .v311
 
     /// The keys a config file may hold.
     public static let configKeys = [
-        "username", "password", "ca-file", "cert-file", "key-file", "keepalive", "client-id", "protocol",
+        "username", "password", "ca-file", "cert-file", "key-file", "keepalive", "client-id",
     ]
 
     /// Settings from `url` (`mqtt://HOST[:PORT]` or `mqtts://HOST[:PORT]`, `[v6]` in brackets).
@@ -101,8 +99,7 @@ public struct MQTTBrokerSettings: Sendable, Hashable {
     /// Reads a config file of `key = value` lines (blank lines and lines starting with `#`
     /// ignored; the value is the rest of the line, trimmed) into these settings.
     /// - Throws: `MQTTConfigurationError`: the file cannot be read, a line has no `=`, a key is
-    ///   unknown or given twice, a value is bad (a keepalive outside 5…65535, a protocol other
-    ///   than 3.1.1 or 5, a file named by `ca-file`, `cert-file` or `key-file` that cannot be read).
+    ///   unknown or given twice, a value is bad (a keepalive outside 5…65535, a file named by `ca-file`, `cert-file` or `key-file` that cannot be read).
     public mutating func readConfig(path: String) throws(MQTTConfigurationError) {
         guard let text = Self.readText(path) else {
             throw MQTTConfigurationError("cannot read the MQTT config file \(path): \(String(cString: strerror(errno)))")
@@ -141,12 +138,7 @@ public struct MQTTBrokerSettings: Sendable, Hashable {
                     throw MQTTConfigurationError("\(place): keepalive must be a number of seconds from 5 to 65535, not \"\(value)\"")
                 }
                 keepalive = seconds
-            case "client-id": clientID = value
-            default:
-                guard let version = MosquittoConfiguration.ProtocolVersion(rawValue: value) else {
-                    throw MQTTConfigurationError("\(place): protocol must be 3.1.1 or 5, not \"\(value)\"")
-                }
-                protocolVersion = version
+            default: clientID = value
             }
         }
         if (certFile == nil) != (keyFile == nil) {
@@ -157,9 +149,11 @@ public struct MQTTBrokerSettings: Sendable, Hashable {
         }
     }
 
-    /// The libmosquitto configuration for a client `clientID` with these settings.
+    /// The libmosquitto configuration for a client `clientID` with these settings, speaking
+    /// `protocolVersion` (MQTT 5 first; 3.1.1 where the broker refuses 5).
     public func mosquittoConfiguration(
-        clientID: String, cleanSession: Bool, will: MosquittoConfiguration.Will?
+        clientID: String, cleanSession: Bool, will: MosquittoConfiguration.Will?,
+        protocolVersion: MosquittoConfiguration.ProtocolVersion
     ) -> MosquittoConfiguration {
         let tls = usesTLS || caFile != nil || certFile != nil
             ? MosquittoConfiguration.TLS(caFile: caFile, certFile: certFile, keyFile: keyFile) : nil

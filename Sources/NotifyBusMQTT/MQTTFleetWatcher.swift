@@ -60,6 +60,8 @@ final class FleetConnection {
     private var failures = 0
     private var lastStatus: FleetEvent?
     private var closed = false
+    /// MQTT 5 until the broker refuses it, then 3.1.1.
+    private var protocolVersion = MosquittoConfiguration.ProtocolVersion.v5
     /// A client id of its own: watchers must not take each other's (or a link's) session.
     private let clientID: String
 
@@ -74,7 +76,8 @@ final class FleetConnection {
 
     func connect() {
         guard !closed else { return }
-        let configuration = broker.mosquittoConfiguration(clientID: clientID, cleanSession: true, will: nil)
+        let configuration = broker.mosquittoConfiguration(
+            clientID: clientID, cleanSession: true, will: nil, protocolVersion: protocolVersion)
         do {
             let client = try MosquittoClient(configuration: configuration, context: context) { [weak self] event in
                 self?.handle(event)
@@ -98,8 +101,16 @@ final class FleetConnection {
                     report(.broker(status: "failed", reason: "cannot subscribe to \(filter): \(error.reason)"))
                 }
             }
-        case .refused(let reason):
-            lost("\(broker.url) refused the connection: \(reason)")
+        case .refused(let reason, let unsupportedVersion):
+            if unsupportedVersion, let older = protocolVersion.older {
+                // A broker that speaks only MQTT 3.1.1: ask again in its version, at once.
+                protocolVersion = older
+                client?.close()
+                client = nil
+                connect()
+            } else {
+                lost("\(broker.url) refused the connection: \(reason)")
+            }
         case .disconnected(let reason):
             lost("\(broker.url): \(reason ?? "disconnected")")
         case .message(let message):

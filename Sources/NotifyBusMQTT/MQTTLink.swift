@@ -32,6 +32,8 @@ final class MQTTLink {
     private var refusedKeys: Set<String> = []
     /// The current connection attempt (a lookup's answer for an earlier one is ignored).
     private var attempt: UInt64 = 0
+    /// The protocol version of the current attempt.
+    private var protocolVersion = MosquittoConfiguration.ProtocolVersion.v5
 
     /// A link; nothing happens before `start()`. `onReady` must bring the loop to call
     /// `deliver()` (it runs on whatever thread published); `lookUp` must look the host up off the
@@ -104,7 +106,7 @@ final class MQTTLink {
 
     private func perform(_ action: MQTTLinkState.Action) {
         switch action {
-        case .connect: connect()
+        case .connect(let version): connect(version)
         case .publishOnline(let online): publishOnline(online)
         case .publish(let message): publish(message)
         case .suspend: subscription?.suspend()
@@ -139,8 +141,9 @@ final class MQTTLink {
     }
 
     /// Starts an attempt: a host name is looked up first, off the loop.
-    private func connect() {
+    private func connect(_ version: MosquittoConfiguration.ProtocolVersion) {
         attempt &+= 1
+        protocolVersion = version
         let host = configuration.broker.host
         if HostLookup.isNumeric(host) {
             openConnection()
@@ -161,7 +164,7 @@ final class MQTTLink {
 
     private func openConnection() {
         do {
-            let client = try MosquittoClient(configuration: configuration.mosquittoConfiguration, context: context) {
+            let client = try MosquittoClient(configuration: configuration.mosquittoConfiguration(protocolVersion), context: context) {
                 [weak self] event in self?.handle(event)
             }
             self.client = client
@@ -175,8 +178,16 @@ final class MQTTLink {
         switch event {
         case .connected(let sessionPresent):
             run(state.handle(.connected(sessionPresent: sessionPresent)))
-        case .refused(let reason):
-            lost("\(configuration.broker.url) refused the connection: \(reason)")
+        case .refused(let reason, let unsupportedVersion):
+            let reason = "\(configuration.broker.url) refused the connection: \(reason)"
+            if unsupportedVersion {
+                if let older = protocolVersion.older {
+                    logger.notice("\(reason): connecting with MQTT \(older.rawValue)")
+                }
+                run(state.handle(.versionRefused(reason: reason, random: random())))
+            } else {
+                lost(reason)
+            }
         case .disconnected(let reason):
             lost("\(configuration.broker.url): \(reason ?? "disconnected")")
         case .acknowledged(let messageID, let reasonCode):

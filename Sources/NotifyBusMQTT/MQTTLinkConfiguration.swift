@@ -52,12 +52,13 @@ public struct MQTTLinkConfiguration: Sendable, Hashable {
     /// This host's availability topic.
     public var onlineTopic: String { MQTTTopic.onlineTopic(prefix: prefix, hostID: hostID) }
 
-    /// The libmosquitto configuration: a persistent session, and the will that sets `$online`
-    /// to `false`, retained, QoS 1.
-    public var mosquittoConfiguration: MosquittoConfiguration {
+    /// The libmosquitto configuration speaking `protocolVersion`: a persistent session, and
+    /// the will that sets `$online` to `false`, retained, QoS 1.
+    public func mosquittoConfiguration(_ protocolVersion: MosquittoConfiguration.ProtocolVersion) -> MosquittoConfiguration {
         broker.mosquittoConfiguration(
             clientID: clientID, cleanSession: false,
-            will: .init(topic: onlineTopic, payload: Array("false".utf8), qos: 1, retain: true))
+            will: .init(topic: onlineTopic, payload: Array("false".utf8), qos: 1, retain: true),
+            protocolVersion: protocolVersion)
     }
 
     /// This machine's hostname (`gethostname`), or `localhost` when it has none.

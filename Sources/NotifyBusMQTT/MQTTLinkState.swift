@@ -1,3 +1,4 @@
+import Mosquitto
 import NotifyBus
 import NotifyBusSources
 import OrderedCollections
@@ -58,6 +59,9 @@ public struct MQTTLinkState: Sendable {
         /// The attempt failed, the broker refused it, or the connection dropped; `random` is a
         /// number in 0..<1 that sets the jitter of the next delay.
         case connectionLost(reason: String, random: Double)
+        /// The broker refused the attempt's protocol version: MQTT 5 is followed at once by an
+        /// attempt in 3.1.1; a refusal of 3.1.1 is a `connectionLost`.
+        case versionRefused(reason: String, random: Double)
         /// The subscription's events (initial values, a resume's flush, live events, resync values).
         case notifications([SubscriptionEvent])
         /// `message` went out as publish `messageID`.
@@ -76,8 +80,8 @@ public struct MQTTLinkState: Sendable {
 
     /// What to do, in order.
     public enum Action: Sendable, Hashable {
-        /// Make a new client and connect it.
-        case connect
+        /// Make a new client and connect it, speaking this version.
+        case connect(MosquittoConfiguration.ProtocolVersion)
         /// Publish `$online` with this value (retained, QoS 1).
         case publishOnline(Bool)
         /// Publish this message (retained, QoS 1).
@@ -108,6 +112,8 @@ public struct MQTTLinkState: Sendable {
 
     /// Where the connection is.
     public private(set) var phase = Phase.idle
+    /// The protocol version of the attempts: MQTT 5 until a broker refuses it, then 3.1.1.
+    public private(set) var protocolVersion = MosquittoConfiguration.ProtocolVersion.v5
     /// Messages owed to the broker, in the order they will leave.
     public private(set) var unsent: OrderedDictionary<String, Message> = [:]
     /// Publishes not acknowledged yet, in the order they left.
@@ -138,7 +144,7 @@ public struct MQTTLinkState: Sendable {
         case .start:
             guard phase == .idle else { return [] }
             phase = .connecting
-            return [.connect]
+            return [.connect(protocolVersion)]
 
         case .connected(let sessionPresent):
             guard phase == .connecting else { return [] }
@@ -173,6 +179,13 @@ public struct MQTTLinkState: Sendable {
                 return []
             }
 
+        case .versionRefused(let reason, let random):
+            guard phase == .connecting, let older = protocolVersion.older else {
+                return handle(.connectionLost(reason: reason, random: random))
+            }
+            protocolVersion = older
+            return [.closeClient, .connect(older)]
+
         case .notifications(let events):
             for event in events {
                 if case .notification(let notification) = event { owe(notification) }
@@ -198,7 +211,7 @@ public struct MQTTLinkState: Sendable {
         case .retryDue:
             guard phase == .waiting else { return [] }
             phase = .connecting
-            return [.connect]
+            return [.connect(protocolVersion)]
 
         case .stop:
             switch phase {

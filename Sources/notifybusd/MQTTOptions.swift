@@ -11,7 +11,7 @@ struct MQTTOptions: ParsableArguments {
     var url: String?
 
     @Option(name: .customLong("mqtt-config"), help: ArgumentHelp(
-        "A file of key = value lines: username, password, ca-file, cert-file, key-file, keepalive, client-id, protocol (3.1.1 or 5).",
+        "A file of key = value lines: username, password, ca-file, cert-file, key-file, keepalive, client-id.",
         valueName: "file"))
     var configFile: String?
 

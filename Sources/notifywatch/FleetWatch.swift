@@ -17,7 +17,7 @@ struct FleetOptions: ParsableArguments {
     var url: String?
 
     @Option(name: .customLong("mqtt-config"), help: ArgumentHelp(
-        "With --mqtt: a file of key = value lines (username, password, ca-file, cert-file, key-file, keepalive, client-id, protocol).",
+        "With --mqtt: a file of key = value lines (username, password, ca-file, cert-file, key-file, keepalive, client-id).",
         valueName: "file"))
     var configFile: String?
 

@@ -21,8 +21,9 @@ final class LinkBed: Sendable {
     let configFile: String?
 
     init(
-        broker: MosquittoBroker, bus: NotificationBus = NotificationBus(), hostID: String = "host-1",
-        prefix: String = "nb", config: String? = nil, patterns: [KeyPattern] = [.all], url: String? = nil
+        broker: any TestBroker, bus: NotificationBus = NotificationBus(), hostID: String = "host-1",
+        prefix: String = "nb", config: String? = nil, patterns: [KeyPattern] = [.all], url: String? = nil,
+        limit: Int = 65_536
     ) throws {
         self.bus = bus
         self.hostID = hostID
@@ -37,7 +38,8 @@ final class LinkBed: Sendable {
         } else {
             configFile = nil
         }
-        let configuration = try MQTTLinkConfiguration(broker: settings, prefix: prefix, hostID: hostID, patterns: patterns)
+        let configuration = try MQTTLinkConfiguration(
+            broker: settings, prefix: prefix, hostID: hostID, patterns: patterns, limit: limit)
         var logger = Logger(label: "mqtt-test")
         logger.logLevel = .critical
         link = MQTTLinkService(configuration: configuration, bus: bus, loop: loop, logger: logger)
@@ -70,7 +72,7 @@ final class LinkBed: Sendable {
     }
 }
 
-extension MosquittoBroker.Received {
+extension Received {
     /// The payload as the link writes it.
     var decoded: MQTTPayload? { MQTTPayload(bytes: Array(payload.utf8)) }
 }

@@ -25,17 +25,17 @@ import Testing
 
             keepalive = 30
             client-id = kiosk-7
-            protocol = 5
             """, path: "link.conf")
         #expect(settings.username == "kiosk" && settings.password == "s3cr=t with spaces")
-        #expect(settings.keepalive == 30 && settings.clientID == "kiosk-7" && settings.protocolVersion == .v5)
+        #expect(settings.keepalive == 30 && settings.clientID == "kiosk-7")
         let cases: [(String, String)] = [
             ("colour = blue", "unknown key \"colour\""),
             ("keepalive = 2", "keepalive"),
             ("keepalive = soon", "keepalive"),
             ("username", "expected key = value"),
             ("ca-file = /nonexistent/ca.pem", "cannot be read"),
-            ("protocol = 4", "protocol"),
+            // The version is not set: MQTT 5 is tried first, 3.1.1 where the broker refuses it.
+            ("protocol = 5", "unknown key \"protocol\""),
             ("username = a\nusername = b", "given twice"),
         ]
         for (text, expected) in cases {
@@ -57,8 +57,10 @@ import Testing
         #expect(configuration.clientID == "notifybus-k1")
         #expect(configuration.onlineTopic == "notifybus/k1/$online")
         #expect(configuration.patterns == [.all])
-        #expect(configuration.mosquittoConfiguration.will?.payload == Array("false".utf8))
-        #expect(configuration.mosquittoConfiguration.cleanSession == false)
+        #expect(configuration.limit == 65_536)
+        let first = configuration.mosquittoConfiguration(.v5)
+        #expect(first.will?.payload == Array("false".utf8))
+        #expect(first.cleanSession == false && first.protocolVersion == .v5)
         #expect(throws: MQTTConfigurationError.self) {
             try MQTTLinkConfiguration(broker: MQTTBrokerSettings(url: "mqtt://localhost"), hostID: "a/b")
         }

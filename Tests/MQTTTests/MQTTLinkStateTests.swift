@@ -1,3 +1,4 @@
+import Mosquitto
 import NotifyBus
 import NotifyBusMQTT
 import NotifyBusSources
@@ -20,7 +21,7 @@ import Testing
 
     @Test func initialValuesWaitForTheFirstConnectionAndMergeWithWhatFollows() {
         var state = MQTTLinkState()
-        #expect(state.handle(.start) == [.connect])
+        #expect(state.handle(.start) == [.connect(.v5)])
         #expect(state.handle(.notifications([note("a", 1, 0, at: 1), note("b", 2, 0, at: 2)])).isEmpty)
         #expect(state.handle(.notifications([note("a", 3, 2, at: 5)])).isEmpty)
         let actions = state.handle(.connected(sessionPresent: false))
@@ -46,9 +47,24 @@ import Testing
         #expect(state.unsent.keys.elements == ["k"])
         // While away, `k` changes twice more: one message, counting the unacknowledged one too.
         _ = state.handle(.notifications([note("k", 3, 2, at: 9)]))
-        #expect(state.handle(.retryDue) == [.connect])
+        #expect(state.handle(.retryDue) == [.connect(.v5)])
         #expect(state.handle(.connected(sessionPresent: true)) == [.status(.running), .publishOnline(true), .resume(resync: false)])
         #expect(published(state.handle(.notifications([]))) == [Message(key: "k", value: 3, time: .seconds(9), coalesced: 3)])
+    }
+
+    @Test func aBrokerThatRefusesMQTT5IsAskedAgainIn311AtOnceAndFromThenOn() {
+        var state = MQTTLinkState()
+        #expect(state.handle(.start) == [.connect(.v5)])
+        // No delay and no failure counted: the same attempt, in the broker's version.
+        #expect(state.handle(.versionRefused(reason: "unsupported protocol version", random: 0.5)) == [.closeClient, .connect(.v311)])
+        #expect(state.phase == .connecting && state.failures == 0 && state.protocolVersion == .v311)
+        // 3.1.1 refused as well: an ordinary failure, retried later in 3.1.1.
+        let refused = state.handle(.versionRefused(reason: "unacceptable protocol version", random: 0.5))
+        #expect(refused == [.closeClient, .status(.unavailable(reason: "unacceptable protocol version")), .scheduleRetry(.seconds(1))])
+        #expect(state.handle(.retryDue) == [.connect(.v311)])
+        _ = state.handle(.connected(sessionPresent: false))
+        _ = state.handle(.connectionLost(reason: "gone", random: 0.5))
+        #expect(state.handle(.retryDue) == [.connect(.v311)])
     }
 
     @Test func aLostSessionAsksForEveryValue() {

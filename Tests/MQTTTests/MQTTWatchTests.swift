@@ -9,7 +9,7 @@ import Glibc
 
 /// `notifywatch --mqtt` watching a fleet of two links through a real broker.
 @Suite(.serialized) struct MQTTWatchTests {
-    func watch(_ broker: MosquittoBroker, _ arguments: [String]) throws -> ChildProcess {
+    func watch(_ broker: any TestBroker, _ arguments: [String]) throws -> ChildProcess {
         try ChildProcess(
             executable: Paths.executable("notifywatch"),
             arguments: ["--mqtt", broker.url, "--mqtt-prefix", "nb"] + arguments, environment: environment(with: [:]),
@@ -17,9 +17,11 @@ import Glibc
     }
 
     /// Lines until one satisfies `predicate` (included), parsed; `nil` on timeout.
-    func lines(of process: ChildProcess, until predicate: (JSONValue) -> Bool) -> [JSONValue]? {
+    func lines(
+        of process: ChildProcess, within timeout: Duration = .seconds(20), until predicate: (JSONValue) -> Bool
+    ) -> [JSONValue]? {
         var lines: [JSONValue] = []
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             guard let text = process.readLine(timeout: deadline - ContinuousClock.now) else { return nil }
             guard let line = try? JSONValue(parsing: text) else { continue }
@@ -83,6 +85,23 @@ import Glibc
         }
         #expect(lines.contains { $0.contains("laptop-3") && $0.contains("● online") }, "\(lines)")
         #expect(lines.last?.contains("laptop-3") == true && lines.last?.contains("\"balanced\"  (current)") == true, "\(lines)")
+        await link.shutdown()
+    }
+
+    @Test func aBrokerThatSpeaksOnlyMQTT311() async throws {
+        let broker = try await AmqttBroker()
+        let bus = NotificationBus()
+        bus.publish("net/connectivity", "full")
+        let link = try LinkBed(broker: broker, bus: bus, hostID: "pos-9")
+        #expect(await link.waitUntilSettled(), "\(link.statuses.all)")
+        let watcher = try watch(broker, ["--json"])
+        // amqtt leaves the watcher's MQTT 5 CONNECT unanswered: 3.1.1 after 10 s.
+        let seen = lines(of: watcher, within: .seconds(30)) { $0["type"] == "notification" }
+        #expect(seen?.last?["host"] == "pos-9" && seen?.last?["value"] == "full", "\(seen ?? [])")
+        // The watcher's refusal of MQTT 5 is not reported as the broker being unavailable.
+        #expect(seen?.contains { $0["source"] == "mqtt" && $0["status"] != "running" } == false, "\(seen ?? [])")
+        kill(watcher.pid, SIGTERM)
+        #expect(watcher.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
         await link.shutdown()
     }
 }

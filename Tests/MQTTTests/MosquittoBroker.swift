@@ -9,11 +9,13 @@ import Glibc
 /// free loopback port; persistence on (retained messages and sessions survive a restart, as on
 /// any production broker) unless asked otherwise; stopped with SIGTERM and started again on the
 /// same port for an outage.
-final class MosquittoBroker: Sendable {
+final class MosquittoBroker: TestBroker {
     enum Security: Sendable {
         case anonymous
         case password(user: String, password: String)
         case tls
+        /// TLS, and a client certificate the broker's CA signed is required.
+        case clientCertificate
     }
 
     let directory: String
@@ -21,7 +23,7 @@ final class MosquittoBroker: Sendable {
     let security: Security
     let configPath: String
     let log: String
-    private let process = Mutex<Spawned?>(nil)
+    private let process: BrokerProcess
 
     static let executable = "/usr/sbin/mosquitto"
 
@@ -31,6 +33,7 @@ final class MosquittoBroker: Sendable {
         self.security = security
         configPath = "\(directory)/mosquitto.conf"
         log = "\(directory)/mosquitto.log"
+        process = BrokerProcess(Self.executable, ["-c", configPath], port: port, log: log)
         var lines = [
             "listener \(port) 127.0.0.1",
             "persistence \(persistence)",
@@ -46,52 +49,41 @@ final class MosquittoBroker: Sendable {
         case .password(let user, let password):
             _ = try await runCommand("/usr/bin/mosquitto_passwd", ["-b", "-c", "\(directory)/passwd", user, password], environment: environment(with: [:]))
             lines += ["allow_anonymous false", "password_file \(directory)/passwd"]
-        case .tls:
+        case .tls, .clientCertificate:
             try await makeCertificates(in: directory)
             lines += [
                 "allow_anonymous true", "cafile \(directory)/ca.pem", "certfile \(directory)/server.pem",
                 "keyfile \(directory)/server.key",
             ]
+            if case .clientCertificate = security { lines.append("require_certificate true") }
         }
         try writeFile(configPath, lines.joined(separator: "\n") + "\n")
         try await start()
     }
 
-    deinit {
-        _ = process.withLock { $0?.terminate(signal: SIGKILL) }
-        removeTree(directory)
-    }
+    deinit { removeTree(directory) }
 
     /// `mqtt://127.0.0.1:PORT` (or `mqtts://` for TLS).
     var url: String {
-        if case .tls = security { return "mqtts://127.0.0.1:\(port)" }
-        return "mqtt://127.0.0.1:\(port)"
+        switch security {
+        case .tls, .clientCertificate: "mqtts://127.0.0.1:\(port)"
+        case .anonymous, .password: "mqtt://127.0.0.1:\(port)"
+        }
     }
 
     /// Starts the broker and waits until it accepts connections.
-    func start() async throws {
-        let spawned = try Spawned(Self.executable, ["-c", configPath], environment: environment(with: [:]), log: log)
-        process.withLock { $0 = spawned }
-        let port = self.port
-        guard await eventually(timeout: .seconds(10), { canConnect(port: port) }) else {
-            throw HarnessError("mosquitto did not listen on \(port): \(readFile(log) ?? "")")
-        }
-    }
+    func start() async throws { try await process.start() }
 
     /// Stops it with SIGTERM (it saves its state) and waits for it to exit.
-    func stop() {
-        let spawned = process.withLock { process in
-            defer { process = nil }
-            return process
-        }
-        spawned?.terminate(signal: SIGTERM, timeout: .seconds(10))
-    }
+    func stop() { process.stop() }
 
     /// The running broker's process ID.
-    var pid: pid_t? { process.withLock { $0?.pid } }
+    var pid: pid_t? { process.pid }
 
     /// The CA certificate clients trust (TLS brokers).
     var caFile: String { "\(directory)/ca.pem" }
+    /// A client certificate the CA signed, and its key (TLS brokers).
+    var clientCertificate: (cert: String, key: String) { ("\(directory)/client.pem", "\(directory)/client.key") }
 
     /// Options of mosquitto_sub and mosquitto_pub for this broker.
     var clientOptions: [String] {
@@ -100,10 +92,24 @@ final class MosquittoBroker: Sendable {
         case .anonymous: break
         case .password(let user, let password): options += ["-u", user, "-P", password]
         case .tls: options += ["--cafile", caFile]
+        case .clientCertificate:
+            options += ["--cafile", caFile, "--cert", clientCertificate.cert, "--key", clientCertificate.key]
         }
         return options
     }
+}
 
+/// A real broker run by a test: where it listens, and how `mosquitto_sub` reaches it.
+protocol TestBroker: Sendable {
+    /// `mqtt://127.0.0.1:PORT` (or `mqtts://`).
+    var url: String { get }
+    /// A directory of the test's own, removed with the broker.
+    var directory: String { get }
+    /// Options of mosquitto_sub and mosquitto_pub for this broker.
+    var clientOptions: [String] { get }
+}
+
+extension TestBroker {
     /// What a subscriber to `filter` receives within `seconds` (`mosquitto_sub -W`): one entry
     /// per message, `retained` telling a retained value from a live one, `qos` as delivered.
     /// `session` names a persistent session (clean session off), which the broker keeps while
@@ -121,24 +127,66 @@ final class MosquittoBroker: Sendable {
         for message in try await receive(filter) where message.retained { values[message.topic] = message.payload }
         return values
     }
+}
 
-    struct Received: Sendable, Hashable, CustomStringConvertible {
-        var retained: Bool
-        var qos: Int
-        var topic: String
-        var payload: String
+/// A broker's process: started, waited for on its port, stopped for an outage, killed with the
+/// test.
+final class BrokerProcess: Sendable {
+    let executable: String
+    let arguments: [String]
+    let port: Int
+    let log: String
+    private let process = Mutex<Spawned?>(nil)
 
-        init?(_ line: Substring) {
-            let parts = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
-            guard parts.count == 4, let qos = Int(parts[1]) else { return nil }
-            retained = parts[0] == "1"
-            self.qos = qos
-            topic = String(parts[2])
-            payload = String(parts[3])
-        }
-
-        var description: String { "\(retained ? "R" : "L") q\(qos) \(topic) \(payload)" }
+    init(_ executable: String, _ arguments: [String], port: Int, log: String) {
+        self.executable = executable
+        self.arguments = arguments
+        self.port = port
+        self.log = log
     }
+
+    deinit { _ = process.withLock { $0?.terminate(signal: SIGKILL) } }
+
+    /// Starts it and waits until it accepts connections.
+    func start() async throws {
+        let spawned = try Spawned(executable, arguments, environment: environment(with: [:]), log: log)
+        process.withLock { $0 = spawned }
+        let port = self.port
+        guard await eventually(timeout: .seconds(20), { canConnect(port: port) }) else {
+            throw HarnessError("\(executable) did not listen on \(port): \(readFile(log) ?? "")")
+        }
+    }
+
+    /// Stops it with SIGTERM and waits for it to exit.
+    func stop() {
+        let spawned = process.withLock { process in
+            defer { process = nil }
+            return process
+        }
+        spawned?.terminate(signal: SIGTERM, timeout: .seconds(10))
+    }
+
+    /// Its process ID while it runs.
+    var pid: pid_t? { process.withLock { $0?.pid } }
+}
+
+/// A message as `mosquitto_sub -F "%r %q %t %p"` prints it.
+struct Received: Sendable, Hashable, CustomStringConvertible {
+    var retained: Bool
+    var qos: Int
+    var topic: String
+    var payload: String
+
+    init?(_ line: Substring) {
+        let parts = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 4, let qos = Int(parts[1]) else { return nil }
+        retained = parts[0] == "1"
+        self.qos = qos
+        topic = String(parts[2])
+        payload = String(parts[3])
+    }
+
+    var description: String { "\(retained ? "R" : "L") q\(qos) \(topic) \(payload)" }
 }
 
 /// Runs a command to its end and returns its output, whatever its exit status (`mosquitto_sub
@@ -151,7 +199,8 @@ func runTolerant(_ executable: String, _ arguments: [String]) async throws -> St
     return readFile(log) ?? ""
 }
 
-/// A CA, and a server certificate it signed for 127.0.0.1 and localhost, made with openssl.
+/// A CA, a server certificate it signed for 127.0.0.1 and localhost, and a client certificate
+/// it signed, made with openssl.
 private func makeCertificates(in directory: String) async throws {
     let env = environment(with: [:])
     let openssl = "/usr/bin/openssl"
@@ -167,6 +216,14 @@ private func makeCertificates(in directory: String) async throws {
     _ = try await runCommand(openssl, [
         "x509", "-req", "-in", "\(directory)/server.csr", "-CA", "\(directory)/ca.pem", "-CAkey", "\(directory)/ca.key",
         "-CAcreateserial", "-days", "2", "-extfile", "\(directory)/san.ext", "-out", "\(directory)/server.pem",
+    ], environment: env)
+    _ = try await runCommand(openssl, [
+        "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=kiosk-7",
+        "-keyout", "\(directory)/client.key", "-out", "\(directory)/client.csr",
+    ], environment: env)
+    _ = try await runCommand(openssl, [
+        "x509", "-req", "-in", "\(directory)/client.csr", "-CA", "\(directory)/ca.pem", "-CAkey", "\(directory)/ca.key",
+        "-CAcreateserial", "-days", "2", "-out", "\(directory)/client.pem",
     ], environment: env)
 }
 
