@@ -45,7 +45,8 @@ struct FleetOptions: ParsableArguments {
 
 /// Watches a fleet until SIGINT or SIGTERM: every host's current values (the retained
 /// messages), then each message as it comes, and the hosts' availability as `source` lines
-/// named `host:<id>` (specification: Publishing a fleet to MQTT).
+/// named `host:<id>` (specification: Publishing a fleet to MQTT). SIGUSR1 and SIGUSR2, Ctrl-Z and
+/// fg suspend and resume it as any live watching (`FleetHold`).
 struct FleetWatch {
     let broker: MQTTBrokerSettings
     let prefix: String
@@ -60,8 +61,16 @@ struct FleetWatch {
             return 70
         }
         for await signal in listener.signals {
+            switch signal {
+            case SIGUSR1: output.suspend()
+            case SIGUSR2: output.resume()
+            case SIGTSTP:
+                output.suspend(byStop: true)
+                kill(getpid(), SIGSTOP)  // really stop; SIGCONT brings us back
+            case SIGCONT: output.resume(afterStop: true)
+            default: break  // SIGINT, SIGTERM
+            }
             if signal == SIGINT || signal == SIGTERM { break }
-            if signal == SIGTSTP { kill(getpid(), SIGSTOP) }
         }
         await watcher.stop()
         return 0
@@ -69,13 +78,15 @@ struct FleetWatch {
 }
 
 /// The lines of a fleet watch: the specification's (notifywatch output), each with a `host` (`subscriber` is `mqtt`),
-/// or human columns with a host column.
+/// or human columns with a host column; what a suspension holds, and its flush.
 final class FleetOutput: Sendable {
     static let subscriber = "mqtt"
     let json: Bool
     private let human: HumanFormat
     private let start = ContinuousClock.now
-    private let out = Mutex(OutputStream(fd: STDOUT_FILENO, lineBuffered: true))
+    /// The suspension and standard output, under one lock: lines leave in the order of the
+    /// changes that made them.
+    private let state = Mutex((hold: FleetHold(), out: OutputStream(fd: STDOUT_FILENO, lineBuffered: true)))
 
     init(json: Bool, color: Bool, origin: WallTime) {
         self.json = json
@@ -84,10 +95,35 @@ final class FleetOutput: Sendable {
         self.human = human
     }
 
-    func print(_ event: FleetEvent) {
-        let t = LogTime(ContinuousClock.now - start)
-        let line = json ? jsonLine(event, t: t) : humanLine(event, t: t)
-        out.withLock { $0.line(line) }
+    func print(_ event: FleetEvent) { apply { $0.receive(event) } }
+
+    /// SIGUSR1 (or Ctrl-Z, `byStop`): the `suspended` line, then nothing but statuses.
+    func suspend(byStop: Bool = false) { apply { $0.suspend(byStop: byStop) } }
+
+    /// SIGUSR2 (or fg, `afterStop`): the `resumed` line and the flush.
+    func resume(afterStop: Bool = false) { apply { $0.resume(afterStop: afterStop) } }
+
+    private func apply(_ change: (inout FleetHold) -> [FleetHold.Output]) {
+        state.withLock { state in
+            let outputs = change(&state.hold)
+            guard !outputs.isEmpty else { return }
+            let t = LogTime(ContinuousClock.now - start)
+            for output in outputs { state.out.line(line(output, t: t)) }
+        }
+    }
+
+    private func line(_ output: FleetHold.Output, t: LogTime) -> String {
+        switch output {
+        case .event(let event): return json ? jsonLine(event, t: t) : humanLine(event, t: t)
+        case .suspended:
+            return json
+                ? "{\"type\":\"suspended\",\"t\":\(t.json.jsonText),\"subscriber\":\"\(Self.subscriber)\"}"
+                : human.paint(human.timeColumn(t.seconds), "2") + "  " + human.paint("⏸ suspended — holding notifications", "36")
+        case .resumed(let flushed):
+            return json
+                ? "{\"type\":\"resumed\",\"t\":\(t.json.jsonText),\"subscriber\":\"\(Self.subscriber)\",\"flushed\":\(flushed)}"
+                : human.paint(human.timeColumn(t.seconds), "2") + "  " + human.paint("▶ resumed — \(flushed) flushed", "36")
+        }
     }
 
     private func jsonLine(_ event: FleetEvent, t: LogTime) -> String {

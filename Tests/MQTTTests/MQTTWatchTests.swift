@@ -104,4 +104,33 @@ import Glibc
         #expect(watcher.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
         await link.shutdown()
     }
+
+    @Test func signalsSuspendAndResumeTheWatcherWithOneLinePerHostKey() async throws {
+        let broker = try await MosquittoBroker()
+        let bus = NotificationBus()
+        bus.publish("battery/BAT0/level", 0.5)
+        let link = try LinkBed(broker: broker, bus: bus, hostID: "kiosk-1")
+        #expect(await link.waitUntilSettled())
+        let watcher = try watch(broker, ["--json"])
+        #expect(lines(of: watcher) { $0["type"] == "notification" } != nil)
+        kill(watcher.pid, SIGUSR1)
+        #expect(lines(of: watcher) { $0["type"] == "suspended" }?.last?["subscriber"] == "mqtt")
+        for level: JSONValue in [0.49, 0.48, 0.47] {
+            bus.publish("battery/BAT0/level", level)
+            #expect(await link.waitUntilSettled())
+        }
+        bus.publish("power/AC/online", false)
+        #expect(await link.waitUntilSettled())
+        // The broker's messages have reached the watcher (its QoS 1 subscription) before USR2.
+        try await Task.sleep(for: .milliseconds(500))
+        kill(watcher.pid, SIGUSR2)
+        let flush = lines(of: watcher) { $0["key"] == "power/AC/online" }
+        let resumed = flush?.first { $0["type"] == "resumed" }
+        #expect(resumed?["flushed"] == 2 && resumed?["subscriber"] == "mqtt", "\(flush ?? [])")
+        let level = flush?.first { $0["key"] == "battery/BAT0/level" }
+        #expect(level?["value"] == 0.47 && level?["coalesced"] == 3 && level?["previous"] == 0.5, "\(flush ?? [])")
+        kill(watcher.pid, SIGTERM)
+        #expect(watcher.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
+        await link.shutdown()
+    }
 }

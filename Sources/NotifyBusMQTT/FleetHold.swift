@@ -1,0 +1,67 @@
+import OrderedCollections
+
+/// A fleet watcher's suspension as a plain state machine (`notifywatch --mqtt`'s SIGUSR1 and
+/// SIGUSR2, Ctrl-Z and fg, as for any live watching): while suspended, each host's key keeps
+/// one notification (its latest value and time, the counts of the messages it stands for added,
+/// the `previous` of the first: the value last printed); the resume flushes them in the order
+/// of each one's latest message. Host and broker statuses are never held.
+public struct FleetHold: Sendable {
+    /// What to print, in order.
+    public enum Output: Sendable, Hashable {
+        /// An event, as received or as the flush merged it.
+        case event(FleetEvent)
+        /// The `suspended` line.
+        case suspended
+        /// The `resumed` line, with how many notifications the flush that follows delivers.
+        case resumed(flushed: Int)
+    }
+
+    /// Whether the watcher is suspended.
+    public private(set) var isSuspended = false
+    /// Whether the suspension came from a stop (Ctrl-Z): only then does a continue end it.
+    public private(set) var suspendedByStop = false
+    private var held: OrderedDictionary<String, FleetNotification> = [:]
+
+    /// A watcher that is not suspended.
+    public init() {}
+
+    /// How many notifications are held.
+    public var heldCount: Int { held.count }
+
+    /// Handles what the broker brought.
+    public mutating func receive(_ event: FleetEvent) -> [Output] {
+        guard isSuspended, case .notification(let notification) = event else { return [.event(event)] }
+        let slot = notification.host + "\u{0}" + notification.key
+        if var merged = held.removeValue(forKey: slot) {
+            merged.value = notification.value
+            merged.time = notification.time
+            merged.retained = notification.retained
+            merged.coalesced += notification.coalesced
+            held[slot] = merged
+        } else {
+            held[slot] = notification
+        }
+        return []
+    }
+
+    /// Suspends (SIGUSR1, or Ctrl-Z when `byStop`); already suspended, a stop changes nothing.
+    public mutating func suspend(byStop: Bool = false) -> [Output] {
+        if isSuspended {
+            if !byStop { suspendedByStop = false }
+            return []
+        }
+        isSuspended = true
+        suspendedByStop = byStop
+        return [.suspended]
+    }
+
+    /// Resumes and flushes (SIGUSR2; a continue, `afterStop`, only ends a Ctrl-Z suspension).
+    public mutating func resume(afterStop: Bool = false) -> [Output] {
+        guard isSuspended, !afterStop || suspendedByStop else { return [] }
+        isSuspended = false
+        suspendedByStop = false
+        let flushed = held.values.map { Output.event(.notification($0)) }
+        held = [:]
+        return [.resumed(flushed: flushed.count)] + flushed
+    }
+}

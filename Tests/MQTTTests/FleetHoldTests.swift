@@ -1,0 +1,45 @@
+import NotifyBus
+import NotifyBusMQTT
+import Testing
+
+/// A fleet watcher's suspension without a broker: what is held, merged and flushed.
+@Suite struct FleetHoldTests {
+    func note(_ host: String, _ key: String, _ value: JSONValue, coalesced: Int = 1, previous: JSONValue? = nil) -> FleetEvent {
+        .notification(FleetNotification(
+            host: host, key: key, value: value, coalesced: coalesced, time: "t\(value.jsonText)", previous: previous,
+            retained: false))
+    }
+
+    @Test func notificationsPassUntilSuspendedThenOnePerHostKeyInTheOrderOfTheLatest() {
+        var hold = FleetHold()
+        #expect(hold.receive(note("a", "k", 1)) == [.event(note("a", "k", 1))])
+        #expect(hold.suspend() == [.suspended])
+        #expect(hold.receive(note("a", "k", 2, coalesced: 3, previous: 1)).isEmpty)
+        #expect(hold.receive(note("b", "k", 7)).isEmpty)
+        #expect(hold.receive(note("a", "k", 4, coalesced: 2, previous: 2)).isEmpty)
+        // Statuses are never held.
+        #expect(hold.receive(.host("b", online: false)) == [.event(.host("b", online: false))])
+        #expect(hold.heldCount == 2)
+        let flush = hold.resume()
+        // `a/k`: its latest value and time, 3 + 2 events, and the value printed before (1).
+        #expect(flush == [
+            .resumed(flushed: 2), .event(note("b", "k", 7)),
+            .event(.notification(FleetNotification(
+                host: "a", key: "k", value: 4, coalesced: 5, time: "t4", previous: 1, retained: false))),
+        ])
+        #expect(hold.resume().isEmpty && hold.heldCount == 0)
+    }
+
+    @Test func aContinueEndsOnlyAStopsSuspension() {
+        var hold = FleetHold()
+        #expect(hold.suspend() == [.suspended])
+        // Ctrl-Z while suspended by SIGUSR1, then fg: still suspended.
+        #expect(hold.suspend(byStop: true).isEmpty)
+        #expect(hold.resume(afterStop: true).isEmpty && hold.isSuspended)
+        #expect(hold.resume() == [.resumed(flushed: 0)])
+        // Ctrl-Z, then fg: resumed.
+        #expect(hold.suspend(byStop: true) == [.suspended])
+        _ = hold.receive(note("a", "k", 1))
+        #expect(hold.resume(afterStop: true) == [.resumed(flushed: 1), .event(note("a", "k", 1))])
+    }
+}
