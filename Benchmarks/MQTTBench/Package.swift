@@ -4,7 +4,8 @@ import PackageDescription
 // The MQTT link measured side by side with its anchor, a plain libmosquitto publisher that sends
 // every event (what `mosquitto_pub` per event, or any client publishing each change, sends), in
 // one run against a real Mosquitto broker: an outage of 10 keys × 1,000 changes, live latency,
-// 100 simulated hosts, and the link's wake-ups idle. A package of its own, so the root
+// 100 simulated hosts, 100 hosts × 1,000 changes per key watched by `notifywatch --mqtt`, and
+// the link's wake-ups idle. A package of its own, so the root
 // `swift test` never builds it. Run it through Benchmarks/mqtt-bench.sh.
 let package = Package(
     name: "MQTTBench",
@@ -20,6 +21,7 @@ let package = Package(
                 .product(name: "NotifyBusMQTT", package: "NotifyBus"),
                 .product(name: "Mosquitto", package: "NotifyBus"),
                 .product(name: "EpollLoop", package: "NotifyBus"),
+                .product(name: "SystemSupport", package: "NotifyBus"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
     ],

@@ -16,7 +16,8 @@ final class Broker: Sendable {
     let port: Int
     private let pid = Mutex<pid_t?>(nil)
 
-    init() throws {
+    /// A broker; `settings` (mosquitto.conf lines) are added to the benchmark's own.
+    init(settings: String = "") throws {
         var template = Array("/tmp/mqtt-bench-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw BenchError("mkdtemp: errno \(errno)") }
         directory = String(cString: made)
@@ -29,6 +30,7 @@ final class Broker: Sendable {
             persistence_location \(directory)/
             max_queued_messages 100000
             user \(user)
+            \(settings)
             """
         guard let file = fopen("\(directory)/mosquitto.conf", "w") else { throw BenchError("cannot write the broker's config") }
         fputs(config + "\n", file)
@@ -42,6 +44,9 @@ final class Broker: Sendable {
     }
 
     var url: String { "mqtt://127.0.0.1:\(port)" }
+
+    /// The broker process while it runs.
+    var processID: pid_t? { pid.withLock { $0 } }
 
     func start() throws {
         let child = try spawn("/usr/sbin/mosquitto", ["-c", "\(directory)/mosquitto.conf"], log: "\(directory)/mosquitto.log")
@@ -61,13 +66,19 @@ final class Broker: Sendable {
     }
 }
 
-/// Starts `executable` with its output appended to `log`.
-func spawn(_ executable: String, _ arguments: [String], log: String) throws -> pid_t {
+/// Starts `executable` with its output appended to `log`, or its standard output to `output` (a
+/// descriptor) and only its standard error to `log`.
+func spawn(_ executable: String, _ arguments: [String], log: String, output: Int32? = nil) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    if let output {
+        posix_spawn_file_actions_adddup2(&actions, output, 1)
+        posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    }
     // The child starts with no signal blocked and SIGTERM at its default, whatever the thread
     // that spawns it blocks (the concurrency pool's threads block signals).
     var attributes = posix_spawnattr_t()

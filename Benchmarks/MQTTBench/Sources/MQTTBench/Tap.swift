@@ -2,7 +2,7 @@ import EpollLoop
 import Mosquitto
 import Synchronization
 
-/// A subscriber to `bench/#` with a persistent session (the broker queues what it misses while
+/// A subscriber to `bench/#` (or `filter`) with a persistent session (the broker queues what it misses while
 /// away), reconnecting 50 ms after losing the broker; it records every message with the time it
 /// arrived.
 final class Tap: Sendable {
@@ -18,13 +18,13 @@ final class Tap: Sendable {
     let connected = Atomic<Bool>(false)
     private let key = LoopLocalKey<TapConnection>()
 
-    init(broker: Broker, name: String) throws {
+    init(broker: Broker, name: String, filter: String = "bench/#") throws {
         loop = try EventLoopThread(name: "tap")
         let configuration = MosquittoConfiguration(
             host: "127.0.0.1", port: broker.port, clientID: "bench-tap-\(name)", keepalive: 60, cleanSession: false)
         let key = self.key
         try loop.execute { [self] context in
-            let connection = TapConnection(configuration: configuration, context: context, tap: self)
+            let connection = TapConnection(configuration: configuration, filter: filter, context: context, tap: self)
             context[local: key] = connection
             connection.connect()
         }
@@ -43,16 +43,23 @@ final class Tap: Sendable {
     }
 
     var count: Int { received.withLock { $0.count } }
+
+    /// The latest message on `topic`, if any.
+    func latest(_ topic: String) -> Received? {
+        received.withLock { $0.last { $0.topic == topic } }
+    }
 }
 
 final class TapConnection {
     let configuration: MosquittoConfiguration
+    let filter: String
     unowned let context: LoopContext
     let tap: Tap
     var client: MosquittoClient?
 
-    init(configuration: MosquittoConfiguration, context: LoopContext, tap: Tap) {
+    init(configuration: MosquittoConfiguration, filter: String, context: LoopContext, tap: Tap) {
         self.configuration = configuration
+        self.filter = filter
         self.context = context
         self.tap = tap
     }
@@ -72,7 +79,7 @@ final class TapConnection {
     func handle(_ event: MosquittoClient.Event) {
         switch event {
         case .connected:
-            try? client?.subscribe("bench/#", qos: 1)
+            try? client?.subscribe(filter, qos: 1)
             tap.connected.store(true, ordering: .releasing)
         case .message(let message):
             let now = ContinuousClock.now
@@ -99,21 +106,25 @@ final class TapConnection {
 /// The anchor: a plain libmosquitto client that publishes every event (retained, QoS 1), as
 /// `mosquitto_pub` per event would, and while the broker is away keeps every event for later, as
 /// libmosquitto's own queue of QoS 1 messages does; it reconnects after 1 s (libmosquitto's
-/// default delay).
+/// default delay). On a loop of its own, or on `loop` (shared with other publishers).
 final class RawPublisher: Sendable {
     let loop: EventLoopThread
+    private let ownsLoop: Bool
     let connected = Atomic<Bool>(false)
     let connections = Atomic<Int>(0)
+    /// Publishes the broker acknowledged (PUBACK).
+    let acknowledged = Atomic<Int>(0)
     /// When it last connected.
     let connectedSince = Mutex<ContinuousClock.Instant?>(nil)
     private let key = LoopLocalKey<RawConnection>()
 
-    init(broker: Broker) throws {
-        loop = try EventLoopThread(name: "raw")
+    init(broker: Broker, clientID: String = "bench-raw", loop: EventLoopThread? = nil) throws {
+        ownsLoop = loop == nil
+        self.loop = try loop ?? EventLoopThread(name: "raw")
         let configuration = MosquittoConfiguration(
-            host: "127.0.0.1", port: broker.port, clientID: "bench-raw", keepalive: 60, cleanSession: false)
+            host: "127.0.0.1", port: broker.port, clientID: clientID, keepalive: 60, cleanSession: false)
         let key = self.key
-        try loop.execute { [self] context in
+        try self.loop.execute { [self] context in
             let connection = RawConnection(configuration: configuration, context: context, publisher: self)
             context[local: key] = connection
             connection.connect()
@@ -122,11 +133,26 @@ final class RawPublisher: Sendable {
 
     /// Publishes `payload` to `topic` now, or when connected again.
     func publish(_ topic: String, _ payload: String) {
-        let key = self.key
-        try? loop.execute { context in context[local: key]?.publish(topic, Array(payload.utf8)) }
+        publish(topic, bytes: Array(payload.utf8))
     }
 
-    func shutdown() { loop.syncShutdown() }
+    func publish(_ topic: String, bytes: [UInt8]) {
+        let key = self.key
+        try? loop.execute { context in context[local: key]?.publish(topic, bytes) }
+    }
+
+    /// Ends its loop, or (on a shared loop) closes its connection.
+    func shutdown() {
+        if ownsLoop {
+            loop.syncShutdown()
+        } else {
+            let key = self.key
+            try? loop.execute { context in
+                context[local: key]?.close()
+                context[local: key] = nil
+            }
+        }
+    }
 }
 
 final class RawConnection {
@@ -175,7 +201,9 @@ final class RawConnection {
         case .disconnected, .refused:
             publisher.connected.store(false, ordering: .releasing)
             retry()
-        case .acknowledged, .message:
+        case .acknowledged:
+            _ = publisher.acknowledged.wrappingAdd(1, ordering: .relaxed)
+        case .message:
             break
         }
     }
@@ -184,5 +212,11 @@ final class RawConnection {
         client?.close()
         client = nil
         context.scheduleTimer(after: .seconds(1)) { [weak self] in self?.connect() }
+    }
+
+    func close() {
+        client?.close()
+        client = nil
+        queued = []
     }
 }

@@ -2,15 +2,16 @@
 import Glibc
 #endif
 
-let usage = "usage: MQTTBench [outage|latency|hosts|idle]...   (default: all four)"
+let usage = "usage: MQTTBench [outage|latency|hosts|fleet|idle]...   (default: all five)"
 signal(SIGPIPE, SIG_IGN)
-let chosen = CommandLine.arguments.dropFirst().isEmpty ? ["outage", "latency", "hosts", "idle"] : Array(CommandLine.arguments.dropFirst())
+let chosen = CommandLine.arguments.dropFirst().isEmpty ? ["outage", "latency", "hosts", "fleet", "idle"] : Array(CommandLine.arguments.dropFirst())
 do {
     for name in chosen {
         switch name {
         case "outage": try await outage()
         case "latency": try await latency()
         case "hosts": try await hosts()
+        case "fleet": try await fleet()
         case "idle": try await idle()
         default: throw BenchError(usage)
         }
