@@ -102,11 +102,13 @@ func fleet(hosts: Int = 100, keys: Int = 10, changes: Int = 1000, timeout: Durat
     print("")
 }
 
-/// One side: a broker of its own (`$SYS` every second; no limit on the messages queued for a
-/// client, so that it drops none of the watcher's), the hosts with their current values (0),
-/// notifywatch started and showing them, then every key changed `changes` times.
+/// One side: a broker of its own (`$SYS` every second; by default no limit on the messages
+/// queued for a client, so that it drops none of the watcher's; `FLEET_MAX_QUEUED` sets one),
+/// the hosts with their current values (0), notifywatch started and showing them, then every key
+/// changed `changes` times.
 func fleetRun(link: Bool, watcher: String, hosts: Int, keys: Int, changes: Int, timeout: Duration) async throws -> FleetRun {
-    let broker = try Broker(settings: "sys_interval 1\nmax_queued_messages 0")
+    let maxQueued = getenv("FLEET_MAX_QUEUED").flatMap { Int(String(cString: $0)) } ?? 0
+    let broker = try Broker(settings: "sys_interval 1\nmax_queued_messages \(maxQueued)")
     let counters = try Tap(broker: broker, name: "sys", filter: "$SYS/broker/#")
     let loops = try (0..<4).map { try EventLoopThread(name: "hosts-\($0)") }
     let keyNames = (0..<keys).map { "k\($0)" }
