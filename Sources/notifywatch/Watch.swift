@@ -108,8 +108,19 @@ struct Watch: AsyncParsableCommand {
             throw ValidationError("\(error)")
         }
         do {
-            if try fleet.fleet(patterns: patterns) != nil, daemon || record != nil {
-                throw ValidationError("--mqtt cannot go with --daemon or --record")
+            if try fleet.fleet(patterns: patterns) != nil {
+                // What applies to this machine's sources and bus only: a fleet watch holds one
+                // line per host and key (policy latest) and always prints the current values.
+                let local: [(String, Bool)] = [
+                    ("--daemon", daemon), ("--record", record != nil), ("--source", !onlySources.isEmpty),
+                    ("--no-source", !exceptSources.isEmpty), ("--system-bus", systemBus != nil),
+                    ("--session-bus", sessionBus != nil), ("--policy", policy != .latest),
+                    ("--limit", limit != NotificationBus.defaultLimit), ("--no-initial", noInitial),
+                    ("--exit-if-unavailable", exitIfUnavailable),
+                ]
+                if let (name, _) = local.first(where: { $0.1 }) {
+                    throw ValidationError("--mqtt cannot go with \(name): it applies to this machine's sources and bus")
+                }
             }
         } catch let error as MQTTConfigurationError {
             throw ValidationError(error.message)

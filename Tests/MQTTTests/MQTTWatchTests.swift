@@ -133,4 +133,18 @@ import Glibc
         #expect(watcher.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
         await link.shutdown()
     }
+
+    @Test(arguments: [
+        (["--daemon"], "--daemon"), (["--record", "/tmp/x.jsonl"], "--record"), (["--source", "power"], "--source"),
+        (["--policy", "all"], "--policy"), (["--limit", "5"], "--limit"), (["--no-initial"], "--no-initial"),
+        (["--mqtt-config", "/nonexistent/watch.conf"], "/nonexistent/watch.conf"), (["a+b/k"], "HOST/PATTERN"),
+    ])
+    func optionsThatDoNotApplyToAFleetAreRefused(arguments: [String], expected: String) async throws {
+        let log = try makeTemporaryFile("notifywatch-options")
+        defer { unlink(log) }
+        let watcher = try Spawned(
+            Paths.executable("notifywatch"), ["--mqtt", "mqtt://127.0.0.1:1"] + arguments, environment: environment(with: [:]), log: log)
+        #expect(await watcher.exit(within: .seconds(20)).flatMap(exitStatus(ofWaitStatus:)) == 64)
+        #expect(readFile(log)?.contains(expected) == true, "\(readFile(log) ?? "")")
+    }
 }
