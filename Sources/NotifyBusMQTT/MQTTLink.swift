@@ -225,6 +225,7 @@ final class MQTTLink {
             if refusedKeys.insert(message.key).inserted {
                 logger.warning("not publishing key \(message.key): its topic is the host's availability topic")
             }
+            run(state.handle(.dropped(message)))
             return
         }
         guard let client else {
@@ -244,6 +245,7 @@ final class MQTTLink {
                 if refusedKeys.insert(message.key).inserted {
                     logger.warning("cannot publish key \(message.key) to MQTT: \(error)")
                 }
+                run(state.handle(.dropped(message)))
             } else {
                 run(state.handle(.notSent(message)))
             }

@@ -68,6 +68,8 @@ public struct MQTTLinkState: Sendable {
         case sent(Message, messageID: Int32)
         /// `message` could not be handed to the connection at all (it is owed again).
         case notSent(Message)
+        /// `message` will never be published (its topic or payload cannot be): it is not owed.
+        case dropped(Message)
         /// The broker acknowledged publish `messageID`.
         case acknowledged(messageID: Int32)
         /// The delay before the next attempt is over.
@@ -109,6 +111,10 @@ public struct MQTTLinkState: Sendable {
     public static let longestDelay = Duration.seconds(60)
     /// How far each delay may be off, up or down (a fraction of it).
     public static let jitter = 0.2
+    /// The most publishes handed to the connection and not acknowledged yet (libmosquitto's
+    /// default in-flight limit): the rest wait in `unsent`, one per key, so that a broker slower
+    /// than the bus gets the latest values with their counts rather than a queue that grows.
+    public static let window = 20
 
     /// Where the connection is.
     public private(set) var phase = Phase.idle
@@ -126,6 +132,8 @@ public struct MQTTLinkState: Sendable {
     private var offlineMessageID: Int32?
     /// Whether the bus subscription is resumed.
     private var subscriptionActive = false
+    /// Publish actions returned whose `.sent`, `.notSent` or `.dropped` has not come yet.
+    private var handingOver = 0
 
     /// A link that has not started.
     public init() {}
@@ -163,6 +171,7 @@ public struct MQTTLinkState: Sendable {
                 var actions: [Action] = [.closeClient]
                 owe(inflight.values)
                 inflight = [:]
+                handingOver = 0
                 if subscriptionActive {
                     subscriptionActive = false
                     actions.append(.suspend)
@@ -193,12 +202,18 @@ public struct MQTTLinkState: Sendable {
             return phase == .connected ? drain() : []
 
         case .sent(let message, let messageID):
+            handingOver = max(0, handingOver - 1)
             if phase == .connected || phase == .stopping { inflight[messageID] = message } else { owe([message]) }
             return []
 
         case .notSent(let message):
+            handingOver = max(0, handingOver - 1)
             owe([message])
             return []
+
+        case .dropped:
+            handingOver = max(0, handingOver - 1)
+            return phase == .connected ? drain() : []
 
         case .acknowledged(let messageID):
             inflight.removeValue(forKey: messageID)
@@ -206,7 +221,7 @@ public struct MQTTLinkState: Sendable {
                 offlineMessageID = nil
                 return [.disconnect]
             }
-            return []
+            return phase == .connected ? drain() : []
 
         case .retryDue:
             guard phase == .waiting else { return [] }
@@ -216,8 +231,10 @@ public struct MQTTLinkState: Sendable {
         case .stop:
             switch phase {
             case .connected:
+                // What is owed goes first, whatever the window: `$online` false is acknowledged
+                // after it, and the stop waits for that.
                 phase = .stopping
-                return [.publishOnline(false)]
+                return drain(all: true) + [.publishOnline(false)]
             case .stopping, .stopped:
                 return []
             case .idle, .connecting, .waiting:
@@ -237,11 +254,15 @@ public struct MQTTLinkState: Sendable {
         if phase == .stopping { offlineMessageID = messageID }
     }
 
-    /// Every message owed, in order, as publish actions; nothing is owed afterwards.
-    private mutating func drain() -> [Action] {
-        let actions = unsent.values.map { Action.publish($0) }
-        unsent = [:]
-        return actions
+    /// The messages owed, first first, as publish actions: as many as the window has room for
+    /// (or `all`); they are no longer owed.
+    private mutating func drain(all: Bool = false) -> [Action] {
+        let room = all ? unsent.count : max(0, Self.window - inflight.count - handingOver)
+        guard room > 0, !unsent.isEmpty else { return [] }
+        let leaving = Array(unsent.values.prefix(room))
+        unsent.removeFirst(leaving.count)
+        handingOver += leaving.count
+        return leaving.map { Action.publish($0) }
     }
 
     private mutating func owe(_ notification: BusNotification) {

@@ -67,6 +67,34 @@ import Testing
         #expect(state.handle(.retryDue) == [.connect(.v311)])
     }
 
+    @Test func aBrokerSlowerThanTheBusGetsTheLatestValuesNotAGrowingQueue() {
+        var state = MQTTLinkState()
+        _ = state.handle(.start)
+        _ = state.handle(.connected(sessionPresent: false))
+        let window = MQTTLinkState.window
+        // 100 changes of 30 keys at once: the window's worth leaves, the rest waits, one per key.
+        var burst: [SubscriptionEvent] = []
+        for change in 0..<100 { burst.append(note("k\(change % 30)", .integer(Int64(change)), 1, at: Int64(change))) }
+        let first = published(state.handle(.notifications(burst)))
+        #expect(first.count == window && state.unsent.count == 30 - window)
+        for (index, message) in first.enumerated() { _ = state.handle(.sent(message, messageID: Int32(index + 1))) }
+        // More changes of the same keys while none is acknowledged: nothing more leaves.
+        #expect(published(state.handle(.notifications([note("k0", 1000, 1, at: 1000)]))).isEmpty)
+        #expect(state.unsent.count == 30 - window && state.inflight.count == window)
+        // Each acknowledgement makes room for one more.
+        let next = published(state.handle(.acknowledged(messageID: 1)))
+        #expect(next.map(\.key) == ["k1"])
+        _ = state.handle(.sent(next[0], messageID: 100))
+        #expect(published(state.handle(.acknowledged(messageID: 2))).map(\.key) == ["k2"])
+        // A message that can never be published frees its place too.
+        #expect(published(state.handle(.dropped(Message(key: "k2", value: 92, time: .seconds(92), coalesced: 4)))).map(\.key) == ["k3"])
+        // A clean stop sends everything owed, then `$online` false.
+        let stop = state.handle(.stop)
+        #expect(stop.last == .publishOnline(false))
+        #expect(published(stop).map(\.key) == ["k4", "k5", "k6", "k7", "k8", "k9", "k0"])
+        #expect(published(stop).last == Message(key: "k0", value: 1000, time: .seconds(1000), coalesced: 5))
+    }
+
     @Test func aLostSessionAsksForEveryValue() {
         var state = MQTTLinkState()
         _ = state.handle(.start)
