@@ -32,8 +32,8 @@ public final class MosquittoClient {
         /// The broker refused the connection (a CONNACK with an error) or did not answer it
         /// within the connect timeout, with its reason. `unsupportedVersion` when the broker
         /// refused the protocol version (a 3.1.1 broker's CONNACK 1 to MQTT 5, or an MQTT 5
-        /// broker's "unsupported protocol version"), or when it left an MQTT 5 CONNECT
-        /// unanswered, as brokers that predate MQTT 5 may.
+        /// broker's "unsupported protocol version"), or when it took the connection and left an
+        /// MQTT 5 CONNECT unanswered, as brokers that predate MQTT 5 may.
         case refused(reason: String, unsupportedVersion: Bool)
         /// The connection ended (or never came up): `nil` after `disconnect()`, else why.
         case disconnected(reason: String?)
@@ -175,9 +175,13 @@ public final class MosquittoClient {
         connectTimer = nil
         guard !isClosed, !isConnected, !reportedEnd else { return }
         let seconds = configuration.connectTimeout.components.seconds
-        pending.append(.refused(
-            reason: "no answer to MQTT \(configuration.protocolVersion.rawValue) CONNECT within \(seconds) s",
-            unsupportedVersion: configuration.protocolVersion == .v5))
+        // Only a broker that took the connection and left CONNECT unanswered may be one that
+        // predates MQTT 5; a connection that never came up says nothing of the version.
+        let established = isEstablished(api.socket!(handle))
+        let reason = established
+            ? "no answer to MQTT \(configuration.protocolVersion.rawValue) CONNECT within \(seconds) s"
+            : "no connection within \(seconds) s"
+        pending.append(.refused(reason: reason, unsupportedVersion: established && configuration.protocolVersion == .v5))
         synchronize()
     }
 
@@ -336,6 +340,16 @@ public final class MosquittoClient {
             self.keepaliveTimer = nil
         }
         deliverPending()
+    }
+
+    /// Whether `descriptor` is a connected socket (`getpeername` succeeds).
+    private func isEstablished(_ descriptor: Int32) -> Bool {
+        guard descriptor >= 0 else { return false }
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        return withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(descriptor, $0, &length) == 0 }
+        }
     }
 
     private func cancelConnectTimer() {

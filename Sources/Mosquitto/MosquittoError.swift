@@ -28,6 +28,16 @@ public struct MosquittoError: Error, Sendable, Hashable, CustomStringConvertible
         self.reason = reason
     }
 
+    /// Whether the error is about what was asked (a topic or payload the broker or libmosquitto
+    /// cannot take: the same request would fail on any connection) rather than the connection.
+    public var isAboutTheRequest: Bool {
+        let codes: [mosq_err_t] = [
+            MOSQ_ERR_INVAL, MOSQ_ERR_PAYLOAD_SIZE, MOSQ_ERR_MALFORMED_UTF8, MOSQ_ERR_QOS_NOT_SUPPORTED,
+            MOSQ_ERR_OVERSIZE_PACKET, MOSQ_ERR_RETAIN_NOT_SUPPORTED, MOSQ_ERR_TOPIC_ALIAS_INVALID,
+        ]
+        return codes.contains { Int32($0.rawValue) == code }
+    }
+
     /// The error in words: `mosquitto_connect_async: Connection refused`.
     public var description: String { "\(operation): \(reason)" }
 

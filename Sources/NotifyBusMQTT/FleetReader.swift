@@ -94,8 +94,8 @@ public struct FleetNotification: Sendable, Hashable {
 
 /// Turns the broker's messages into `FleetEvent`s: parses topics and payloads (anything may
 /// arrive: what is not the link's is skipped), filters by the selections, unescapes keys,
-/// remembers each key's previous value and each host's availability, and skips a retained
-/// message that repeats what was already received (a reconnection re-sends them all).
+/// remembers each key's previous value and each host's availability, and skips a message
+/// whose payload repeats the last one of its topic (a reconnection re-sends the retained ones).
 public struct FleetReader: Sendable {
     /// The first topic levels.
     public let prefix: String
@@ -135,7 +135,9 @@ public struct FleetReader: Sendable {
         guard selections.contains(where: { $0.matches(host: host) && $0.pattern.matches(key) }),
               let payload = MQTTPayload(bytes: message.payload)
         else { return nil }
-        if message.retained, lastPayloads[message.topic] == message.payload { return nil }
+        // The same payload again is the same message: a reconnection's retained copy, a copy per
+        // matching subscription (overlapping selections), or a publish sent again after an outage.
+        if lastPayloads[message.topic] == message.payload { return nil }
         lastPayloads[message.topic] = message.payload
         let slot = host + "\u{0}" + key
         let previous = values.updateValue(payload.value, forKey: slot)

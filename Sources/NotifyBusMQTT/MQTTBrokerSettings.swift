@@ -99,7 +99,8 @@ public struct MQTTBrokerSettings: Sendable, Hashable {
     /// Reads a config file of `key = value` lines (blank lines and lines starting with `#`
     /// ignored; the value is the rest of the line, trimmed) into these settings.
     /// - Throws: `MQTTConfigurationError`: the file cannot be read, a line has no `=`, a key is
-    ///   unknown or given twice, a value is bad (a keepalive outside 5…65535, a file named by `ca-file`, `cert-file` or `key-file` that cannot be read).
+    ///   unknown or given twice, a value is bad (a keepalive outside 5…65535, a file named by
+    ///   `ca-file`, `cert-file` or `key-file` that cannot be read), or TLS files with an `mqtt://` URL.
     public mutating func readConfig(path: String) throws(MQTTConfigurationError) {
         guard let text = Self.readText(path) else {
             throw MQTTConfigurationError("cannot read the MQTT config file \(path): \(String(cString: strerror(errno)))")
@@ -147,6 +148,9 @@ public struct MQTTBrokerSettings: Sendable, Hashable {
         if password != nil, username == nil {
             throw MQTTConfigurationError("\(path): a password needs a username")
         }
+        if !usesTLS, caFile != nil || certFile != nil {
+            throw MQTTConfigurationError("\(path): ca-file, cert-file and key-file need an mqtts:// URL")
+        }
     }
 
     /// The libmosquitto configuration for a client `clientID` with these settings, speaking
@@ -155,8 +159,7 @@ public struct MQTTBrokerSettings: Sendable, Hashable {
         clientID: String, cleanSession: Bool, will: MosquittoConfiguration.Will?,
         protocolVersion: MosquittoConfiguration.ProtocolVersion
     ) -> MosquittoConfiguration {
-        let tls = usesTLS || caFile != nil || certFile != nil
-            ? MosquittoConfiguration.TLS(caFile: caFile, certFile: certFile, keyFile: keyFile) : nil
+        let tls = usesTLS ? MosquittoConfiguration.TLS(caFile: caFile, certFile: certFile, keyFile: keyFile) : nil
         return MosquittoConfiguration(
             host: host, port: port, clientID: clientID, keepalive: keepalive, protocolVersion: protocolVersion,
             cleanSession: cleanSession, username: username, password: password, tls: tls, will: will)
@@ -177,7 +180,10 @@ public struct MQTTBrokerSettings: Sendable, Hashable {
             let count = fread(&chunk, 1, chunk.count, file)
             if count > 0 { bytes += chunk[0..<count] }
             if count < chunk.count { break }
-            if bytes.count > 1 << 20 { return nil }
+            if bytes.count > 1 << 20 {
+                errno = EFBIG  // a config file is a few lines
+                return nil
+            }
         }
         return String(decoding: bytes, as: UTF8.self)
     }

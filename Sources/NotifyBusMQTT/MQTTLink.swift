@@ -16,7 +16,7 @@ final class MQTTLink {
     let logger: Logger
     private let onStatus: (SourceStatus) -> Void
     private let onReady: @Sendable () -> Void
-    /// Starts looking a host name up; the answer comes back through `resolved(attempt:failure:)`.
+    /// Starts looking a host name up; the answer comes back through `resolved(attempt:answer:)`.
     private let lookUp: @Sendable (_ host: String, _ attempt: UInt64) -> Void
     private let random: () -> Double
     /// The wall-clock time of the bus clock's zero, for the payloads' `time`.
@@ -37,7 +37,7 @@ final class MQTTLink {
 
     /// A link; nothing happens before `start()`. `onReady` must bring the loop to call
     /// `deliver()` (it runs on whatever thread published); `lookUp` must look the host up off the
-    /// loop and bring the loop to call `resolved(attempt:failure:)`.
+    /// loop and bring the loop to call `resolved(attempt:answer:)`.
     init(
         configuration: MQTTLinkConfiguration, bus: NotificationBus, context: LoopContext, logger: Logger,
         onStatus: @escaping (SourceStatus) -> Void, onReady: @escaping @Sendable () -> Void,
@@ -146,25 +146,28 @@ final class MQTTLink {
         protocolVersion = version
         let host = configuration.broker.host
         if HostLookup.isNumeric(host) {
-            openConnection()
+            openConnection(address: host)
         } else {
             lookUp(host, attempt)
         }
     }
 
-    /// The answer of the lookup of attempt `attempt`: `nil` when the name resolves.
-    func resolved(attempt: UInt64, failure: String?) {
+    /// The answer of the lookup of attempt `attempt`: the host's address, or why it has none.
+    func resolved(attempt: UInt64, answer: Result<String, HostLookup.Failure>) {
         guard attempt == self.attempt, state.phase == .connecting, client == nil else { return }
-        if let failure {
-            lost("\(configuration.broker.url): \(failure)")
-        } else {
-            openConnection()
+        switch answer {
+        case .success(let address): openConnection(address: address)
+        case .failure(let failure): lost("\(configuration.broker.url): \(failure.reason)")
         }
     }
 
-    private func openConnection() {
+    /// Connects to `address` over plain TCP (no second lookup on the loop), or to the host by
+    /// name over TLS (whose certificate is checked against the name).
+    private func openConnection(address: String) {
+        var settings = configuration.mosquittoConfiguration(protocolVersion)
+        if settings.tls == nil { settings.host = address }
         do {
-            let client = try MosquittoClient(configuration: configuration.mosquittoConfiguration(protocolVersion), context: context) {
+            let client = try MosquittoClient(configuration: settings, context: context) {
                 [weak self] event in self?.handle(event)
             }
             self.client = client
@@ -239,15 +242,18 @@ final class MQTTLink {
                 topic: configuration.topic(for: message.key), payload: payload.bytes, qos: 1, retain: true)
             run(state.handle(.sent(message, messageID: messageID)))
         } catch {
-            if client.isConnected, !client.isClosed {
-                // The connection is fine: the message itself cannot be published (a topic the
-                // broker would refuse, a payload too large). Say so once per key.
+            if error.isAboutTheRequest {
+                // The message itself cannot be published (a topic that is not valid UTF-8, a
+                // payload too large): it would fail again. Say so once per key.
                 if refusedKeys.insert(message.key).inserted {
                     logger.warning("cannot publish key \(message.key) to MQTT: \(error)")
                 }
                 run(state.handle(.dropped(message)))
             } else {
+                // The connection failed under the publish (whether or not libmosquitto has said
+                // so yet): the message is owed, and the connection is over.
                 run(state.handle(.notSent(message)))
+                lost("\(configuration.broker.url): \(error.reason)")
             }
         }
     }

@@ -134,6 +134,9 @@ public struct MQTTLinkState: Sendable {
     private var subscriptionActive = false
     /// Publish actions returned whose `.sent`, `.notSent` or `.dropped` has not come yet.
     private var handingOver = 0
+    /// Whether the next notifications are the first connection's: current values, sent with
+    /// `coalesced` 0 whatever happened before it.
+    private var firstFlush = false
 
     /// A link that has not started.
     public init() {}
@@ -159,6 +162,7 @@ public struct MQTTLinkState: Sendable {
             phase = .connected
             failures = 0
             let lostSession = hasConnected && !sessionPresent
+            firstFlush = !hasConnected
             hasConnected = true
             subscriptionActive = true
             // `$online` first; then what the resume flushes (and every value, when the broker
@@ -198,6 +202,12 @@ public struct MQTTLinkState: Sendable {
         case .notifications(let events):
             for event in events {
                 if case .notification(let notification) = event { owe(notification) }
+            }
+            if firstFlush, phase == .connected {
+                // Until the first connection and on it, the current values (specification:
+                // Publishing a fleet to MQTT).
+                firstFlush = false
+                for key in unsent.keys { unsent[key]?.coalesced = 0 }
             }
             return phase == .connected ? drain() : []
 
@@ -270,17 +280,25 @@ public struct MQTTLinkState: Sendable {
                      coalesced: notification.coalesced)])
     }
 
-    /// Adds `messages` to what is owed: a key already owed takes the new value and time, adds the
-    /// count, and moves to the end.
+    /// Adds `messages` to what is owed, kept in the order of each key's latest event: a key
+    /// already owed adds the count and keeps the later of the two values (with its time and
+    /// place). A new notification is the latest and goes last; a publish owed again (not
+    /// acknowledged, not sent) may be older than what waits for its key, and is placed by its time.
     private mutating func owe(_ messages: some Sequence<Message>) {
         for message in messages {
-            if let earlier = unsent.removeValue(forKey: message.key) {
-                var merged = message
+            var merged = message
+            if let earlier = unsent[message.key] {
+                if earlier.time > message.time {
+                    unsent[message.key]?.coalesced += message.coalesced
+                    continue
+                }
                 merged.coalesced += earlier.coalesced
-                unsent[message.key] = merged
-            } else {
-                unsent[message.key] = message
+                unsent.removeValue(forKey: message.key)
             }
+            // After the last message whose time is not later (usually the end).
+            var index = unsent.count
+            while index > 0, unsent.values[index - 1].time > merged.time { index -= 1 }
+            unsent.updateValue(merged, forKey: merged.key, insertingAt: index)
         }
     }
 }

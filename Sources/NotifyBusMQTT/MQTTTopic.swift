@@ -39,7 +39,9 @@ public enum MQTTTopic {
         var index = 0
         while index < bytes.count {
             if bytes[index] == 0x25, index + 2 < bytes.count {
-                let pair = (bytes[index + 1], bytes[index + 2] | 0x20)
+                let second = bytes[index + 2]
+                // `%2B` or `%2b`: only a letter is lowered.
+                let pair = (bytes[index + 1], (0x41...0x5A).contains(second) ? second | 0x20 : second)
                 let decoded: UInt8? =
                     switch pair {
                     case (0x32, 0x62): 0x2B  // 2B

@@ -159,7 +159,8 @@ final class FleetOutput: Sendable {
         var line = human.paint(human.timeColumn(t.seconds), "2") + "  "
         switch event {
         case .notification(let n):
-            line += human.pad(n.host, 12) + "  " + human.paint(human.pad(n.key, human.keyWidth), "1") + "  " + n.value.jsonText
+            line += human.pad(Self.printable(n.host), 12) + "  " + human.paint(human.pad(Self.printable(n.key), human.keyWidth), "1")
+                + "  " + n.value.jsonText
             if n.retained, n.coalesced == 0 {
                 line += "  " + human.paint("(current)", "2")
             } else if n.coalesced != 1 {
@@ -167,13 +168,28 @@ final class FleetOutput: Sendable {
             }
             if let previous = n.previous { line += "  " + human.paint("was \(previous.jsonText)", "2") }
         case .host(let host, let online):
-            line += human.pad(host, 12) + "  "
+            line += human.pad(Self.printable(host), 12) + "  "
                 + (online ? human.paint("● online", "32") : human.paint("○ offline", "33"))
         case .broker(let status, let reason):
             line += status == "running"
                 ? human.paint("● broker: connected", "32")
-                : human.paint("○ broker: \(status) — \(reason ?? "")", "33")
+                : human.paint("○ broker: \(status) — \(Self.printable(reason ?? ""))", "33")
         }
         return line
+    }
+
+    /// `text` with its control characters (a terminal's escape sequences, line breaks) written
+    /// as `\u{…}`: hosts and keys come from whoever publishes to the broker.
+    static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if scalar.properties.generalCategory == .control {
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 }

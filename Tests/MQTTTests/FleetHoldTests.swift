@@ -2,6 +2,8 @@ import NotifyBus
 import NotifyBusMQTT
 import Testing
 
+@testable import notifywatch
+
 /// A fleet watcher's suspension without a broker: what is held, merged and flushed.
 @Suite struct FleetHoldTests {
     func note(_ host: String, _ key: String, _ value: JSONValue, coalesced: Int = 1, previous: JSONValue? = nil) -> FleetEvent {
@@ -41,5 +43,13 @@ import Testing
         #expect(hold.suspend(byStop: true) == [.suspended])
         _ = hold.receive(note("a", "k", 1))
         #expect(hold.resume(afterStop: true) == [.resumed(flushed: 1), .event(note("a", "k", 1))])
+    }
+}
+
+/// What a fleet watch prints of what anybody published to the broker.
+@Suite struct FleetOutputTests {
+    @Test func controlCharactersInHostsAndKeysReachNoTerminal() {
+        #expect(FleetOutput.printable("kiosk-1") == "kiosk-1")
+        #expect(FleetOutput.printable("evil\u{1B}[2J\nkey\u{9B}") == "evil\\u{1b}[2J\\u{a}key\\u{9b}")
     }
 }

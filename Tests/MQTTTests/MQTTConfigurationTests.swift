@@ -37,6 +37,7 @@ import Testing
             // The version is not set: MQTT 5 is tried first, 3.1.1 where the broker refuses it.
             ("protocol = 5", "unknown key \"protocol\""),
             ("username = a\nusername = b", "given twice"),
+            ("ca-file = /etc/passwd", "need an mqtts:// URL"),
         ]
         for (text, expected) in cases {
             var fresh = try MQTTBrokerSettings(url: "mqtt://localhost")

@@ -27,16 +27,21 @@ import Testing
         let actions = state.handle(.connected(sessionPresent: false))
         #expect(actions == [.status(.running), .publishOnline(true), .resume(resync: false)])
         // What the resume makes ready: nothing more; the owed messages leave in order of each
-        // key's latest event, `a` merged (its count added).
+        // key's latest event, `a` at its latest value; on the first connection they are the
+        // current values, `coalesced` 0 whatever came before it.
         let sent = published(state.handle(.notifications([])))
         #expect(sent == [Message(key: "b", value: 2, time: .seconds(2), coalesced: 0),
-                         Message(key: "a", value: 3, time: .seconds(5), coalesced: 2)])
+                         Message(key: "a", value: 3, time: .seconds(5), coalesced: 0)])
+        // Later ones carry their counts.
+        #expect(published(state.handle(.notifications([note("a", 4, 2, at: 6)]))) == [
+            Message(key: "a", value: 4, time: .seconds(6), coalesced: 2)])
     }
 
     @Test func anUnacknowledgedPublishIsOwedAgainWithItsCount() {
         var state = MQTTLinkState()
         _ = state.handle(.start)
         _ = state.handle(.connected(sessionPresent: false))
+        _ = state.handle(.notifications([]))  // the resume's flush: nothing held
         let live = published(state.handle(.notifications([note("k", 1, 1, at: 1), note("j", 7, 1, at: 2)])))
         #expect(live.count == 2)
         _ = state.handle(.sent(live[0], messageID: 1))
@@ -71,6 +76,7 @@ import Testing
         var state = MQTTLinkState()
         _ = state.handle(.start)
         _ = state.handle(.connected(sessionPresent: false))
+        _ = state.handle(.notifications([]))
         let window = MQTTLinkState.window
         // 100 changes of 30 keys at once: the window's worth leaves, the rest waits, one per key.
         var burst: [SubscriptionEvent] = []
@@ -93,6 +99,27 @@ import Testing
         #expect(stop.last == .publishOnline(false))
         #expect(published(stop).map(\.key) == ["k4", "k5", "k6", "k7", "k8", "k9", "k0"])
         #expect(published(stop).last == Message(key: "k0", value: 1000, time: .seconds(1000), coalesced: 5))
+    }
+
+    @Test func anOlderPublishOwedAgainNeverHidesTheLatestValue() {
+        var state = MQTTLinkState()
+        _ = state.handle(.start)
+        _ = state.handle(.connected(sessionPresent: false))
+        _ = state.handle(.notifications([]))
+        // The window full: 20 keys in flight, `k0` among them at 1; then `k0` changes to 2 and
+        // waits, as do `late` and `later`.
+        var burst: [SubscriptionEvent] = []
+        for index in 0..<MQTTLinkState.window { burst.append(note("k\(index)", 1, 1, at: Int64(index))) }
+        let first = published(state.handle(.notifications(burst)))
+        for (index, message) in first.enumerated() { _ = state.handle(.sent(message, messageID: Int32(index + 1))) }
+        _ = state.handle(.notifications([note("late", 7, 1, at: 50), note("k0", 2, 1, at: 60), note("later", 8, 1, at: 70)]))
+        // The connection drops: the unacknowledged `k0` at 1 must not replace the waiting `k0`
+        // at 2; it adds its count. Keys owed only by the in-flight publishes come first (their
+        // events are older), then the waiting ones in their order.
+        _ = state.handle(.connectionLost(reason: "gone", random: 0.5))
+        let owed = Array(state.unsent.values)
+        #expect(owed.first { $0.key == "k0" } == Message(key: "k0", value: 2, time: .seconds(60), coalesced: 2))
+        #expect(owed.map(\.key) == (1..<MQTTLinkState.window).map { "k\($0)" } + ["late", "k0", "later"])
     }
 
     @Test func aLostSessionAsksForEveryValue() {

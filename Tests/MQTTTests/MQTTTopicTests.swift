@@ -11,6 +11,8 @@ import Testing
         #expect(MQTTTopic.unescape(String(topic.dropFirst("fleet/kiosks/k1/".count))) == key)
         #expect(MQTTTopic.escape("battery/BAT0/level") == "battery/BAT0/level")
         #expect(MQTTTopic.unescape("a%2bb%41%2") == "a+b%41%2")
+        // Only a letter is lowered: `%2` and a control character are not `%23`.
+        #expect(MQTTTopic.unescape("a%2\u{13}b") == "a%2\u{13}b")
     }
 
     @Test func hostIDsAndPrefixesThatCannotBeTopicLevelsAreRefused() {
@@ -65,8 +67,10 @@ import Testing
         let first = reader.read(message("nb/h/battery/a%2Bb", #"{"value":1,"time":"T","coalesced":4}"#))
         #expect(first == .notification(FleetNotification(
             host: "h", key: "battery/a+b", value: 1, coalesced: 4, time: "T", previous: nil, retained: false)))
-        // A reconnection's retained copy of what was received is skipped; a new value is not.
+        // A reconnection's retained copy of what was received is skipped, as is a live copy (a
+        // broker sends one per matching subscription); a new value is not.
         #expect(reader.read(message("nb/h/battery/a%2Bb", #"{"value":1,"time":"T","coalesced":4}"#, retained: true)) == nil)
+        #expect(reader.read(message("nb/h/battery/a%2Bb", #"{"value":1,"time":"T","coalesced":4}"#)) == nil)
         if case .notification(let next)? = reader.read(message("nb/h/battery/a%2Bb", #"{"value":2,"time":"U","coalesced":1}"#)) {
             #expect(next.previous == 1)
         } else {
