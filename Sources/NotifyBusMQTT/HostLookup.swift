@@ -4,9 +4,9 @@ import Glibc
 
 /// Resolves a broker's host name on a short-lived thread of its own (`getaddrinfo`), so that a
 /// name server that does not answer never stalls the loop the link shares with notifybusd's
-/// D-Bus service. A plain connection then goes to the address found; a TLS connection names the
-/// host (libmosquitto checks the certificate against the name), and libmosquitto resolves it
-/// again, at once when this lookup found it (the name server answers, or a cache has it).
+/// D-Bus service (or a watcher's signals): libmosquitto resolves the name again when it connects
+/// (and tries each address), at once when this lookup found it (the name server answers, or a
+/// cache on the machine has it).
 enum HostLookup {
     /// Why a name did not resolve, in words.
     struct Failure: Error, Sendable {
@@ -19,24 +19,21 @@ enum HostLookup {
         return inet_pton(AF_INET, host, &buffer) == 1 || inet_pton(AF_INET6, host, &buffer) == 1
     }
 
-    /// Looks `host` up on a new thread and calls `completion` there with its first address (in
-    /// numeric form), or the reason it does not resolve.
-    static func resolve(_ host: String, completion: @escaping @Sendable (Result<String, Failure>) -> Void) {
+    /// Looks `host` up on a new thread and calls `completion` there with `nil` when it resolves,
+    /// else the reason it does not.
+    static func resolve(_ host: String, completion: @escaping @Sendable (Failure?) -> Void) {
         let job = LookupJob {
             var hints = addrinfo()
             hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
             var result: UnsafeMutablePointer<addrinfo>?
             let code = getaddrinfo(host, nil, &hints, &result)
-            defer { if let result { freeaddrinfo(result) } }
-            guard code == 0, let first = result else {
+            if let result { freeaddrinfo(result) }
+            if code == 0 {
+                completion(nil)
+            } else {
                 let reason = gai_strerror(code).map { String(cString: $0) } ?? "error \(code)"
-                completion(.failure(Failure(reason: "cannot resolve the broker's host name \(host): \(reason)")))
-                return
+                completion(Failure(reason: "cannot resolve the broker's host name \(host): \(reason)"))
             }
-            var text = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-            let named = getnameinfo(first.pointee.ai_addr, first.pointee.ai_addrlen, &text, socklen_t(text.count), nil, 0, NI_NUMERICHOST)
-            // Should the address not print, the name itself will do (libmosquitto resolves it).
-            completion(.success(named == 0 ? String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : host))
         }
         let argument = Unmanaged.passRetained(job).toOpaque()
         var thread = pthread_t()
@@ -48,7 +45,7 @@ enum HostLookup {
             pthread_detach(thread)
         } else {
             Unmanaged<LookupJob>.fromOpaque(argument).release()
-            completion(.failure(Failure(reason: "cannot start a thread to resolve \(host): errno \(started)")))
+            completion(Failure(reason: "cannot start a thread to resolve \(host): errno \(started)"))
         }
     }
 }

@@ -31,9 +31,16 @@ public final class MQTTFleetWatcher: Sendable {
         let key = self.key
         let broker = self.broker
         let reader = FleetReader(prefix: prefix, selections: selections)
+        let loop = self.loop
         try loop.execute { context in
             guard context[local: key] == nil else { return }
-            let connection = FleetConnection(broker: broker, reader: reader, context: context, onEvent: onEvent)
+            let connection = FleetConnection(
+                broker: broker, reader: reader, context: context, onEvent: onEvent,
+                lookUp: { host, attempt in
+                    HostLookup.resolve(host) { failure in
+                        try? loop.execute { context in context[local: key]?.resolved(attempt: attempt, failure: failure) }
+                    }
+                })
             context[local: key] = connection
             connection.connect()
         }
@@ -64,18 +71,48 @@ final class FleetConnection {
     private var protocolVersion = MosquittoConfiguration.ProtocolVersion.v5
     /// A client id of its own: watchers must not take each other's (or a link's) session.
     private let clientID: String
+    /// Looks a host name up off the loop (which also carries the signals); the answer comes back
+    /// through `resolved(attempt:failure:)`.
+    private let lookUp: @Sendable (_ host: String, _ attempt: UInt64) -> Void
+    private var attempt: UInt64 = 0
 
-    init(broker: MQTTBrokerSettings, reader: FleetReader, context: LoopContext, onEvent: @escaping @Sendable (FleetEvent) -> Void) {
+    init(
+        broker: MQTTBrokerSettings, reader: FleetReader, context: LoopContext, onEvent: @escaping @Sendable (FleetEvent) -> Void,
+        lookUp: @escaping @Sendable (_ host: String, _ attempt: UInt64) -> Void
+    ) {
         self.broker = broker
         self.reader = reader
         self.context = context
         self.onEvent = onEvent
+        self.lookUp = lookUp
         let random = UInt32.random(in: 0...UInt32.max)
         clientID = broker.clientID ?? "notifywatch-\(MQTTLinkConfiguration.hostname())-\(String(random, radix: 36))"
     }
 
+    /// Starts an attempt: a host name is looked up first, off the loop.
     func connect() {
         guard !closed else { return }
+        attempt &+= 1
+        if HostLookup.isNumeric(broker.host) {
+            open()
+        } else {
+            lookUp(broker.host, attempt)
+        }
+    }
+
+    /// The answer of the lookup of attempt `attempt`.
+    func resolved(attempt: UInt64, failure: HostLookup.Failure?) {
+        guard attempt == self.attempt, !closed, client == nil, retryTimer == nil else { return }
+        if let failure {
+            lost("\(broker.url): \(failure.reason)")
+        } else {
+            open()
+        }
+    }
+
+    /// Connects to the broker once its name resolves (libmosquitto resolves it again, and tries
+    /// each of its addresses).
+    private func open() {
         let configuration = broker.mosquittoConfiguration(
             clientID: clientID, cleanSession: true, will: nil, protocolVersion: protocolVersion)
         do {

@@ -16,7 +16,7 @@ final class MQTTLink {
     let logger: Logger
     private let onStatus: (SourceStatus) -> Void
     private let onReady: @Sendable () -> Void
-    /// Starts looking a host name up; the answer comes back through `resolved(attempt:answer:)`.
+    /// Starts looking a host name up; the answer comes back through `resolved(attempt:failure:)`.
     private let lookUp: @Sendable (_ host: String, _ attempt: UInt64) -> Void
     private let random: () -> Double
     /// The wall-clock time of the bus clock's zero, for the payloads' `time`.
@@ -37,7 +37,7 @@ final class MQTTLink {
 
     /// A link; nothing happens before `start()`. `onReady` must bring the loop to call
     /// `deliver()` (it runs on whatever thread published); `lookUp` must look the host up off the
-    /// loop and bring the loop to call `resolved(attempt:answer:)`.
+    /// loop and bring the loop to call `resolved(attempt:failure:)`.
     init(
         configuration: MQTTLinkConfiguration, bus: NotificationBus, context: LoopContext, logger: Logger,
         onStatus: @escaping (SourceStatus) -> Void, onReady: @escaping @Sendable () -> Void,
@@ -146,28 +146,27 @@ final class MQTTLink {
         protocolVersion = version
         let host = configuration.broker.host
         if HostLookup.isNumeric(host) {
-            openConnection(address: host)
+            openConnection()
         } else {
             lookUp(host, attempt)
         }
     }
 
-    /// The answer of the lookup of attempt `attempt`: the host's address, or why it has none.
-    func resolved(attempt: UInt64, answer: Result<String, HostLookup.Failure>) {
+    /// The answer of the lookup of attempt `attempt`: `nil` when the name resolves.
+    func resolved(attempt: UInt64, failure: HostLookup.Failure?) {
         guard attempt == self.attempt, state.phase == .connecting, client == nil else { return }
-        switch answer {
-        case .success(let address): openConnection(address: address)
-        case .failure(let failure): lost("\(configuration.broker.url): \(failure.reason)")
+        if let failure {
+            lost("\(configuration.broker.url): \(failure.reason)")
+        } else {
+            openConnection()
         }
     }
 
-    /// Connects to `address` over plain TCP (no second lookup on the loop), or to the host by
-    /// name over TLS (whose certificate is checked against the name).
-    private func openConnection(address: String) {
-        var settings = configuration.mosquittoConfiguration(protocolVersion)
-        if settings.tls == nil { settings.host = address }
+    /// Connects once the name resolves (libmosquitto resolves it again, and tries each of its
+    /// addresses).
+    private func openConnection() {
         do {
-            let client = try MosquittoClient(configuration: settings, context: context) {
+            let client = try MosquittoClient(configuration: configuration.mosquittoConfiguration(protocolVersion), context: context) {
                 [weak self] event in self?.handle(event)
             }
             self.client = client

@@ -53,8 +53,8 @@ public final class MQTTLinkService: Sendable {
                 onStatus: { status in onStatus(context, status) },
                 onReady: { try? loop.execute { context in context[local: key]?.deliver() } },
                 lookUp: { host, attempt in
-                    HostLookup.resolve(host) { answer in
-                        try? loop.execute { context in context[local: key]?.resolved(attempt: attempt, answer: answer) }
+                    HostLookup.resolve(host) { failure in
+                        try? loop.execute { context in context[local: key]?.resolved(attempt: attempt, failure: failure) }
                     }
                 })
             context[local: key] = link

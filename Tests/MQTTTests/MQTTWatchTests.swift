@@ -9,10 +9,10 @@ import Glibc
 
 /// `notifywatch --mqtt` watching a fleet of two links through a real broker.
 @Suite(.serialized) struct MQTTWatchTests {
-    func watch(_ broker: any TestBroker, _ arguments: [String]) throws -> ChildProcess {
+    func watch(_ broker: any TestBroker, _ arguments: [String], url: String? = nil) throws -> ChildProcess {
         try ChildProcess(
             executable: Paths.executable("notifywatch"),
-            arguments: ["--mqtt", broker.url, "--mqtt-prefix", "nb"] + arguments, environment: environment(with: [:]),
+            arguments: ["--mqtt", url ?? broker.url, "--mqtt-prefix", "nb"] + arguments, environment: environment(with: [:]),
             standardError: "\(broker.directory)/notifywatch.log")
     }
 
@@ -77,7 +77,8 @@ import Glibc
         bus.publish("power/profile", "balanced")
         let link = try LinkBed(broker: broker, bus: bus, hostID: "laptop-3")
         #expect(await link.waitUntilSettled())
-        let watcher = try watch(broker, ["--color", "never"])
+        // By name: looked up off the watcher's loop, then connected by libmosquitto.
+        let watcher = try watch(broker, ["--color", "never"], url: "mqtt://localhost:\(broker.port)")
         var lines: [String] = []
         while let line = watcher.readLine(timeout: .seconds(20)) {
             lines.append(line)
