@@ -16,7 +16,7 @@
     X(publish) X(subscribe) X(disconnect) X(loop_read) X(loop_write) X(loop_misc) X(socket) \
     X(want_write) X(strerror) X(connack_string) X(reason_string) X(connect_v5_callback_set) \
     X(disconnect_v5_callback_set) X(publish_v5_callback_set) X(message_v5_callback_set) \
-    X(log_callback_set)
+    X(log_callback_set) X(property_read_int16)
 
 /// The libmosquitto functions the Mosquitto module calls, once loaded.
 typedef struct notifybus_mosquitto_api {

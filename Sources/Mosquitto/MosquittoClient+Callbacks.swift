@@ -28,9 +28,13 @@ public struct MosquittoMessage: Sendable, Hashable {
 
 extension MosquittoClient {
     func installCallbacks() {
-        api.connect_v5_callback_set!(handle) { _, userdata, code, flags, _ in
+        api.connect_v5_callback_set!(handle) { _, userdata, code, flags, properties in
             guard let client = client(userdata) else { return }
             if code == 0 {
+                var serverKeepalive: UInt16 = 0
+                if client.api.property_read_int16!(properties, Int32(MQTT_PROP_SERVER_KEEP_ALIVE.rawValue), &serverKeepalive, false) != nil {
+                    client.keepalive = Int(serverKeepalive)
+                }
                 client.pending.append(.connected(sessionPresent: flags & 1 != 0))
             } else {
                 client.pending.append(

@@ -55,6 +55,9 @@ public final class MosquittoClient {
     private var registeredDescriptor: Int32 = -1
     private var watchingWrites = false
     private var keepaliveTimer: LoopTimer?
+    /// The keepalive interval in force: the configuration's, or an MQTT 5 broker's Server Keep
+    /// Alive from its CONNACK (libmosquitto adopts it too).
+    var keepalive: Int
     private var connectTimer: LoopTimer?
     private var lastRead = ContinuousClock.now
     private var lastWrite = ContinuousClock.now
@@ -88,6 +91,7 @@ public final class MosquittoClient {
         self.configuration = configuration
         self.context = context
         self.onEvent = onEvent
+        keepalive = configuration.keepalive
         api.user_data_set!(handle, Unmanaged.passUnretained(self).toOpaque())
         do {
             try apply(configuration)
@@ -273,14 +277,16 @@ public final class MosquittoClient {
     /// or ends a connection whose broker did not answer the last one.
     private func scheduleKeepalive() {
         if let keepaliveTimer { context.cancelTimer(keepaliveTimer) }
-        let due = min(lastRead, lastWrite) + .seconds(configuration.keepalive) + .seconds(1)
+        keepaliveTimer = nil
+        guard keepalive > 0 else { return }  // a broker's Server Keep Alive of 0: no pings
+        let due = min(lastRead, lastWrite) + .seconds(keepalive) + .seconds(1)
         keepaliveTimer = context.scheduleTimer(after: max(.zero, due - .now)) { [weak self] in self?.keepaliveDue() }
     }
 
     private func keepaliveDue() {
         keepaliveTimer = nil
         guard !isClosed else { return }
-        let due = min(lastRead, lastWrite) + .seconds(configuration.keepalive) + .seconds(1)
+        let due = min(lastRead, lastWrite) + .seconds(keepalive) + .seconds(1)
         if ContinuousClock.now >= due {
             note(api.loop_misc!(handle))
             // A PINGREQ went out, and libmosquitto counts from now for its answer.
@@ -367,6 +373,7 @@ public final class MosquittoClient {
             case .connected:
                 isConnected = true
                 cancelConnectTimer()
+                if keepalive != configuration.keepalive { scheduleKeepalive() }
             case .disconnected:
                 isConnected = false
                 reportedEnd = true

@@ -60,4 +60,18 @@ import Glibc
         #expect(try await broker.retained(bed.everything).payload(bed.topic("k"))?.value == 2)
         await bed.shutdown()
     }
+
+    @Test func aBrokersShorterServerKeepAliveIsKept() async throws {
+        // The broker tells MQTT 5 clients to ping every 10 s (its least) whatever they asked (60 s
+        // here); one that does not is disconnected after 15 s.
+        let broker = try await MosquittoBroker(settings: ["max_keepalive 10"])
+        let bus = NotificationBus()
+        bus.publish("k", 1)
+        let bed = try LinkBed(broker: broker, bus: bus, config: "keepalive = 60\n")
+        #expect(await bed.waitUntilSettled())
+        try await Task.sleep(for: .seconds(17))
+        #expect(bed.statuses.all.filter { $0 == .running }.count == 1, "\(bed.statuses.all)")
+        #expect(readFile(broker.log)?.contains("Received PINGREQ from notifybus-host-1") == true)
+        await bed.shutdown()
+    }
 }

@@ -27,7 +27,8 @@ final class MosquittoBroker: TestBroker {
 
     static let executable = "/usr/sbin/mosquitto"
 
-    init(_ security: Security = .anonymous, persistence: Bool = true) async throws {
+    /// A broker; `settings` are more lines of its configuration.
+    init(_ security: Security = .anonymous, persistence: Bool = true, settings: [String] = []) async throws {
         directory = try makeTemporaryDirectory("notifybus-mosquitto")
         port = try freeLoopbackPort()
         self.security = security
@@ -57,7 +58,7 @@ final class MosquittoBroker: TestBroker {
             ]
             if case .clientCertificate = security { lines.append("require_certificate true") }
         }
-        try writeFile(configPath, lines.joined(separator: "\n") + "\n")
+        try writeFile(configPath, (lines + settings).joined(separator: "\n") + "\n")
         try await start()
     }
 
