@@ -148,4 +148,29 @@ import Glibc
         #expect(await watcher.exit(within: .seconds(20)).flatMap(exitStatus(ofWaitStatus:)) == 64)
         #expect(readFile(log)?.contains(expected) == true, "\(readFile(log) ?? "")")
     }
+
+    @Test func credentialsFromTheConfigFile() async throws {
+        let broker = try await MosquittoBroker(.password(user: "ops", password: "fleet pass"))
+        let bus = NotificationBus()
+        bus.publish("session/locked", true)
+        let link = try LinkBed(broker: broker, bus: bus, hostID: "kiosk-4", config: "username = ops\npassword = fleet pass\n")
+        #expect(await link.waitUntilSettled(), "\(link.statuses.all)")
+        let good = "\(broker.directory)/watch.conf"
+        try writeFile(good, "username = ops\npassword = fleet pass\n")
+        let watcher = try watch(broker, ["--json", "--mqtt-config", good])
+        let seen = lines(of: watcher) { $0["type"] == "notification" }
+        #expect(seen?.last?["host"] == "kiosk-4" && seen?.last?["value"] == true, "\(seen ?? [])")
+        kill(watcher.pid, SIGTERM)
+        #expect(watcher.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
+        // A wrong password: the broker's refusal, as the `mqtt` source's reason.
+        let bad = "\(broker.directory)/wrong.conf"
+        try writeFile(bad, "username = ops\npassword = guess\n")
+        let refused = try watch(broker, ["--json", "--mqtt-config", bad])
+        let status = lines(of: refused) { $0["source"] == "mqtt" }?.last
+        #expect(status?["status"] == "unavailable", "\(String(describing: status))")
+        #expect(status?["reason"]?.stringValue?.lowercased().contains("not authori") == true, "\(String(describing: status))")
+        kill(refused.pid, SIGTERM)
+        #expect(refused.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
+        await link.shutdown()
+    }
 }
