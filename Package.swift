@@ -187,6 +187,7 @@ package.targets += [
         dependencies: [
             "NotifyBus", "NotifyBusSources", "SystemSupport", "Mosquitto", "EpollLoop",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "OrderedCollections", package: "swift-collections"),
         ]),
     // The link, notifybusd --mqtt and notifywatch --mqtt against a real Mosquitto broker

@@ -71,11 +71,9 @@ final class MQTTLink {
         run(state.handle(.start))
     }
 
-    /// Takes what the subscription has ready.
+    /// The bus has events ready: the state decides when to take them.
     func deliver() {
-        guard let subscription else { return }
-        let events = subscription.poll()
-        if !events.isEmpty { run(state.handle(.notifications(events))) }
+        run(state.handle(.ready))
     }
 
     /// Stops cleanly (`$online` false, then DISCONNECT; at most 3 s), then calls `completion`.
@@ -109,6 +107,9 @@ final class MQTTLink {
         case .connect(let version): connect(version)
         case .publishOnline(let online): publishOnline(online)
         case .publish(let message): publish(message)
+        case .poll:
+            guard let subscription else { return }
+            run(state.handle(.notifications(subscription.poll())))
         case .suspend: subscription?.suspend()
         case .resume(let resync):
             guard let subscription else { return }

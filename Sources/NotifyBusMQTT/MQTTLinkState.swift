@@ -1,17 +1,20 @@
 import Mosquitto
 import NotifyBus
 import NotifyBusSources
+import DequeModule
 import OrderedCollections
 
 /// The MQTT link's logic as a plain state machine: events in, actions out, no I/O (the driver,
 /// `MQTTLink`, carries the actions out on the loop).
 ///
 /// The link is one more subscriber of the bus, suspended while the broker cannot be reached
-/// (specification: Publishing a fleet to MQTT). It keeps, per key, the message that is owed to the broker (`unsent`):
-/// the initial values, what the resume after an outage flushes, and every publish that was
-/// not acknowledged when a connection dropped. A new notification for a key already owed
-/// replaces its value and adds its count, and moves it to the end: the messages leave in the
-/// order of each key's latest event, one per key.
+/// (specification: Publishing a fleet to MQTT). It keeps, per key, the message that is owed to
+/// the broker (`unsent`): the initial values, what the resume after an outage flushes, and every
+/// publish that was not acknowledged when a connection dropped; they leave first, one per key, in
+/// the order of each key's latest event. Connected, live events leave one by one in publish order
+/// (`live`), at most `window` unacknowledged; the link takes more from the bus only when those are
+/// gone, so a broker slower than the bus leaves the backlog in the bus, which collapses it per key
+/// past its high-water mark as for any subscriber that falls behind.
 public struct MQTTLinkState: Sendable {
     /// One retained message owed for a key: its latest value, the bus time of the latest event
     /// it stands for, and how many events it stands for.
@@ -62,6 +65,8 @@ public struct MQTTLinkState: Sendable {
         /// The broker refused the attempt's protocol version: MQTT 5 is followed at once by an
         /// attempt in 3.1.1; a refusal of 3.1.1 is a `connectionLost`.
         case versionRefused(reason: String, random: Double)
+        /// The bus has events ready for the subscription.
+        case ready
         /// The subscription's events (initial values, a resume's flush, live events, resync values).
         case notifications([SubscriptionEvent])
         /// `message` went out as publish `messageID`.
@@ -88,6 +93,8 @@ public struct MQTTLinkState: Sendable {
         case publishOnline(Bool)
         /// Publish this message (retained, QoS 1).
         case publish(Message)
+        /// Take what the subscription has ready and hand it to `.notifications`.
+        case poll
         /// Suspend the bus subscription (the broker went away).
         case suspend
         /// Resume it, with every current value as well when `resync` (the broker lost the
@@ -112,8 +119,7 @@ public struct MQTTLinkState: Sendable {
     /// How far each delay may be off, up or down (a fraction of it).
     public static let jitter = 0.2
     /// The most publishes handed to the connection and not acknowledged yet (libmosquitto's
-    /// default in-flight limit): the rest wait in `unsent`, one per key, so that a broker slower
-    /// than the bus gets the latest values with their counts rather than a queue that grows.
+    /// default in-flight limit).
     public static let window = 20
 
     /// Where the connection is.
@@ -122,6 +128,8 @@ public struct MQTTLinkState: Sendable {
     public private(set) var protocolVersion = MosquittoConfiguration.ProtocolVersion.v5
     /// Messages owed to the broker, in the order they will leave.
     public private(set) var unsent: OrderedDictionary<String, Message> = [:]
+    /// Live events taken from the bus and not handed to the connection yet, in publish order.
+    public private(set) var live: Deque<Message> = []
     /// Publishes not acknowledged yet, in the order they left.
     public private(set) var inflight: OrderedDictionary<Int32, Message> = [:]
     /// Failed attempts since the last connection.
@@ -137,6 +145,8 @@ public struct MQTTLinkState: Sendable {
     /// Whether the next notifications are the first connection's: current values, sent with
     /// `coalesced` 0 whatever happened before it.
     private var firstFlush = false
+    /// Whether the bus said it has events that have not been taken yet.
+    private var readyWaiting = false
 
     /// A link that has not started.
     public init() {}
@@ -164,6 +174,7 @@ public struct MQTTLinkState: Sendable {
             let lostSession = hasConnected && !sessionPresent
             firstFlush = !hasConnected
             hasConnected = true
+            readyWaiting = false  // the resume takes what is ready
             subscriptionActive = true
             // `$online` first; then what the resume flushes (and every value, when the broker
             // lost the session) joins what is owed, and all of it leaves (`.notifications`).
@@ -174,7 +185,9 @@ public struct MQTTLinkState: Sendable {
             case .connecting, .connected:
                 var actions: [Action] = [.closeClient]
                 owe(inflight.values)
+                owe(live)
                 inflight = [:]
+                live = []
                 handingOver = 0
                 if subscriptionActive {
                     subscriptionActive = false
@@ -199,9 +212,23 @@ public struct MQTTLinkState: Sendable {
             protocolVersion = older
             return [.closeClient, .connect(older)]
 
+        case .ready:
+            readyWaiting = true
+            return phase == .connected ? drain() : []
+
         case .notifications(let events):
             for event in events {
-                if case .notification(let notification) = event { owe(notification) }
+                guard case .notification(let notification) = event else { continue }
+                let message = Message(
+                    key: notification.key, value: notification.value, time: notification.lastEventTime,
+                    coalesced: notification.coalesced)
+                // Connected, events leave as the bus delivers them; anything else (initial values,
+                // a flush, a resync's values) is owed, one per key.
+                if phase == .connected, notification.kind == .live || notification.kind == .collapsed {
+                    live.append(message)
+                } else {
+                    owe([message])
+                }
             }
             if firstFlush, phase == .connected {
                 // Until the first connection and on it, the current values (specification:
@@ -264,20 +291,22 @@ public struct MQTTLinkState: Sendable {
         if phase == .stopping { offlineMessageID = messageID }
     }
 
-    /// The messages owed, first first, as publish actions: as many as the window has room for
-    /// (or `all`); they are no longer owed.
+    /// The messages owed, then the live ones, as publish actions: as many as the window has room
+    /// for (or `all`). With room to spare and nothing left, a poll of what the bus has ready.
     private mutating func drain(all: Bool = false) -> [Action] {
-        let room = all ? unsent.count : max(0, Self.window - inflight.count - handingOver)
-        guard room > 0, !unsent.isEmpty else { return [] }
-        let leaving = Array(unsent.values.prefix(room))
-        unsent.removeFirst(leaving.count)
-        handingOver += leaving.count
-        return leaving.map { Action.publish($0) }
-    }
-
-    private mutating func owe(_ notification: BusNotification) {
-        owe([Message(key: notification.key, value: notification.value, time: notification.lastEventTime,
-                     coalesced: notification.coalesced)])
+        var room = all ? Int.max : max(0, Self.window - inflight.count - handingOver)
+        var actions: [Action] = []
+        while room > 0 {
+            guard let message = unsent.isEmpty ? live.popFirst() : unsent.removeFirst().value else { break }
+            actions.append(.publish(message))
+            handingOver += 1
+            room -= 1
+        }
+        if !all, room > 0, readyWaiting, unsent.isEmpty, live.isEmpty {
+            readyWaiting = false
+            actions.append(.poll)
+        }
+        return actions
     }
 
     /// Adds `messages` to what is owed, kept in the order of each key's latest event: a key

@@ -122,6 +122,59 @@ import Testing
         #expect(owed.map(\.key) == (1..<MQTTLinkState.window).map { "k\($0)" } + ["late", "k0", "later"])
     }
 
+    func liveEvent(_ key: String, _ value: JSONValue, at seconds: Int64) -> SubscriptionEvent {
+        .notification(BusNotification(
+            key: key, value: value, previous: nil, coalesced: 1, firstEventTime: .seconds(seconds),
+            lastEventTime: .seconds(seconds), time: .seconds(seconds), kind: .live))
+    }
+
+    @Test func connectedEveryLiveEventLeavesInOrderAndTheBusKeepsTheBacklog() {
+        var state = MQTTLinkState()
+        _ = state.handle(.start)
+        _ = state.handle(.connected(sessionPresent: false))
+        _ = state.handle(.notifications([]))
+        // The bus has events: taken at once while the window has room.
+        #expect(state.handle(.ready) == [.poll])
+        // 30 changes of one key: each its own message, `coalesced` 1, in publish order; the
+        // window's worth leaves, the rest waits in order (no merging of live events).
+        let burst = (0..<30).map { liveEvent("k", .integer(Int64($0)), at: Int64($0)) }
+        let first = published(state.handle(.notifications(burst)))
+        #expect(first.map(\.value) == (0..<MQTTLinkState.window).map { JSONValue.integer(Int64($0)) })
+        #expect(first.allSatisfy { $0.coalesced == 1 } && state.live.count == 30 - MQTTLinkState.window)
+        for (index, message) in first.enumerated() { _ = state.handle(.sent(message, messageID: Int32(index + 1))) }
+        // More is ready in the bus: not taken while the link still holds events (the bus keeps
+        // the backlog, collapsing it past its high-water mark).
+        #expect(state.handle(.ready).isEmpty)
+        let next = published(state.handle(.acknowledged(messageID: 1)))
+        #expect(next == [Message(key: "k", value: 20, time: .seconds(20), coalesced: 1)])
+        _ = state.handle(.sent(next[0], messageID: 21))
+        // The bus is polled once every held live event has left and the window has room again.
+        var polls: [Int] = []
+        for id in 2...20 {
+            let actions = state.handle(.acknowledged(messageID: Int32(id)))
+            if actions.contains(.poll) { polls.append(id) }
+            for message in published(actions) { _ = state.handle(.sent(message, messageID: Int32(100 + id))) }
+        }
+        #expect(state.live.isEmpty && polls == [11], "\(polls)")
+    }
+
+    @Test func liveEventsNotSentWhenTheConnectionDropsAreOwedOnePerKey() {
+        var state = MQTTLinkState()
+        _ = state.handle(.start)
+        _ = state.handle(.connected(sessionPresent: false))
+        _ = state.handle(.notifications([]))
+        let burst = (0..<25).map { liveEvent($0 % 2 == 0 ? "a" : "b", .integer(Int64($0)), at: Int64($0)) }
+        for (index, message) in published(state.handle(.notifications(burst))).enumerated() {
+            _ = state.handle(.sent(message, messageID: Int32(index + 1)))
+        }
+        _ = state.handle(.connectionLost(reason: "gone", random: 0.5))
+        // In flight and waiting alike: one message per key, its latest value, every event counted.
+        #expect(Array(state.unsent.values) == [
+            Message(key: "b", value: 23, time: .seconds(23), coalesced: 12),
+            Message(key: "a", value: 24, time: .seconds(24), coalesced: 13),
+        ])
+    }
+
     @Test func aLostSessionAsksForEveryValue() {
         var state = MQTTLinkState()
         _ = state.handle(.start)
