@@ -1,4 +1,5 @@
 import Mosquitto
+import SystemSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -102,10 +103,15 @@ public struct MQTTBrokerSettings: Sendable, Hashable {
     ///   unknown or given twice, a value is bad (a keepalive outside 5…65535, a file named by
     ///   `ca-file`, `cert-file` or `key-file` that cannot be read), or TLS files with an `mqtt://` URL.
     public mutating func readConfig(path: String) throws(MQTTConfigurationError) {
-        guard let text = Self.readText(path) else {
-            throw MQTTConfigurationError("cannot read the MQTT config file \(path): \(String(cString: strerror(errno)))")
+        let limit = 1 << 20  // a config file is a few lines
+        switch SmallFile.contents(of: path, limit: limit + 1) {
+        case .failure(let error):
+            throw MQTTConfigurationError("cannot read the MQTT config file \(path): \(error)")
+        case .success(let bytes) where bytes.count > limit:
+            throw MQTTConfigurationError("the MQTT config file \(path) is larger than 1 MiB")
+        case .success(let bytes):
+            try readConfig(text: String(decoding: bytes, as: UTF8.self), path: path)
         }
-        try readConfig(text: text, path: path)
     }
 
     /// Reads config file text; `path` names it in errors.
@@ -169,23 +175,6 @@ public struct MQTTBrokerSettings: Sendable, Hashable {
     public var url: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host
         return "\(usesTLS ? "mqtts" : "mqtt")://\(shownHost):\(port)"
-    }
-
-    private static func readText(_ path: String) -> String? {
-        guard let file = fopen(path, "r") else { return nil }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = fread(&chunk, 1, chunk.count, file)
-            if count > 0 { bytes += chunk[0..<count] }
-            if count < chunk.count { break }
-            if bytes.count > 1 << 20 {
-                errno = EFBIG  // a config file is a few lines
-                return nil
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }
 
