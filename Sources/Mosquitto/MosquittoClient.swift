@@ -126,22 +126,31 @@ public final class MosquittoClient {
             }
             try check("mosquitto_will_set", code)
         }
-        if configuration.protocolVersion == .v5, !configuration.cleanSession {
-            try setSessionExpiry(configuration.sessionExpiry)
+        if configuration.protocolVersion == .v5 {
+            try setConnectProperties()
         }
     }
 
-    /// MQTT 5 keeps a session after the connection only with a Session Expiry Interval in CONNECT.
-    /// `mosquitto_connect_async` takes no properties, but `mosquitto_connect_bind_v5` stores its
-    /// properties for every later connection before it looks at its arguments: called with port
-    /// -1, it stores them and returns `MOSQ_ERR_INVAL` without connecting.
-    private func setSessionExpiry(_ expiry: Duration) throws(MosquittoError) {
+    /// MQTT 5's CONNECT properties: a Session Expiry Interval (a session outlives the connection
+    /// only with one) and the Maximum Packet Size the broker may send. `mosquitto_connect_async`
+    /// takes no properties, but `mosquitto_connect_bind_v5` stores its properties for every later
+    /// connection before it looks at its arguments: called with port -1, it stores them and
+    /// returns `MOSQ_ERR_INVAL` without connecting.
+    private func setConnectProperties() throws(MosquittoError) {
         var properties: OpaquePointer?
-        let seconds = UInt32(clamping: max(0, expiry.components.seconds))
-        try check(
-            "mosquitto_property_add_int32",
-            api.property_add_int32!(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), seconds))
         defer { api.property_free_all!(&properties) }
+        if !configuration.cleanSession {
+            let seconds = UInt32(clamping: max(0, configuration.sessionExpiry.components.seconds))
+            try check(
+                "mosquitto_property_add_int32",
+                api.property_add_int32!(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), seconds))
+        }
+        if let maximum = configuration.maximumPacketSize {
+            try check(
+                "mosquitto_property_add_int32",
+                api.property_add_int32!(&properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), UInt32(clamping: maximum)))
+        }
+        guard properties != nil else { return }
         let code = api.connect_bind_v5!(handle, configuration.host, -1, Int32(configuration.keepalive), nil, properties)
         guard code == Int32(MOSQ_ERR_INVAL.rawValue) else {
             throw MosquittoError(operation: "mosquitto_connect_bind_v5", code: code)

@@ -74,6 +74,9 @@ public struct MosquittoConfiguration: Sendable, Hashable {
     public var will: Will?
     /// How long to wait for the broker's CONNACK after starting to connect.
     public var connectTimeout: Duration = .seconds(10)
+    /// MQTT 5: the largest packet the broker may send this client (it drops larger messages
+    /// for it rather than send them); `nil`: no limit.
+    public var maximumPacketSize: Int?
 
     /// A configuration; by default MQTT 5, plain TCP, a persistent session kept a week.
     public init(

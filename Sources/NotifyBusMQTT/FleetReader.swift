@@ -105,6 +105,10 @@ public struct FleetReader: Sendable {
     private var values: [String: JSONValue] = [:]
     private var online: [String: Bool] = [:]
 
+    /// The largest message read (the watcher also asks an MQTT 5 broker for nothing larger): a
+    /// link's payloads are far smaller (the sources' values are at most 64 KiB of JSON).
+    public static let maximumMessageBytes = 1 << 20
+
     /// A reader of topics under `prefix`.
     public init(prefix: String, selections: [FleetSelection]) {
         self.prefix = prefix
@@ -119,7 +123,7 @@ public struct FleetReader: Sendable {
 
     /// The events `message` stands for (none, or one).
     public mutating func read(_ message: MosquittoMessage) -> FleetEvent? {
-        guard message.topic.hasPrefix(prefix + "/") else { return nil }
+        guard message.topic.hasPrefix(prefix + "/"), message.payload.count <= Self.maximumMessageBytes else { return nil }
         let rest = message.topic.dropFirst(prefix.count + 1)
         guard let slash = rest.firstIndex(of: "/") else { return nil }
         let host = String(rest[..<slash])

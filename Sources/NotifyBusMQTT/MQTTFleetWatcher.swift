@@ -113,8 +113,10 @@ final class FleetConnection {
     /// Connects to the broker once its name resolves (libmosquitto resolves it again, and tries
     /// each of its addresses).
     private func open() {
-        let configuration = broker.mosquittoConfiguration(
+        var configuration = broker.mosquittoConfiguration(
             clientID: clientID, cleanSession: true, will: nil, protocolVersion: protocolVersion)
+        // Whoever publishes under the prefix: an MQTT 5 broker sends nothing larger than this.
+        configuration.maximumPacketSize = FleetReader.maximumMessageBytes + 65_536
         do {
             let client = try MosquittoClient(configuration: configuration, context: context) { [weak self] event in
                 self?.handle(event)

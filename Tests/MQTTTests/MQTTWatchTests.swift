@@ -173,4 +173,24 @@ import Glibc
         #expect(refused.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
         await link.shutdown()
     }
+
+    @Test func aMessageLargerThanAnyLinkSendsNeverReachesTheWatcher() async throws {
+        let broker = try await MosquittoBroker()
+        // 4 MiB retained under the prefix, from anybody: the MQTT 5 watcher asks the broker for
+        // nothing over about 1 MiB, so it is neither sent nor held.
+        let big = "\(broker.directory)/big.json"
+        try writeFile(big, "{\"value\":\"" + String(repeating: "a", count: 4 << 20) + "\"}")
+        _ = try await runTolerant("/usr/bin/mosquitto_pub", broker.clientOptions + ["-t", "nb/odd/big", "-f", big, "-r", "-q", "1"])
+        _ = try await runTolerant("/usr/bin/mosquitto_pub", broker.clientOptions + ["-t", "nb/odd/small", "-m", #"{"value":5}"#, "-r", "-q", "1"])
+        let watcher = try watch(broker, ["--json"])
+        let seen = lines(of: watcher) { $0["key"] == "small" }
+        #expect(seen?.last?["value"] == 5 && seen?.contains { $0["key"] == "big" } == false, "\(seen ?? [])")
+        let later = watcher.readLine(timeout: .seconds(2))
+        #expect(later == nil, "\(later?.prefix(200) ?? "")")
+        let rss = readFile("/proc/\(watcher.pid)/status")?.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+        let kib = rss.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? .max
+        #expect(kib < 64 << 10, "\(String(describing: rss))")
+        kill(watcher.pid, SIGTERM)
+        #expect(watcher.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
+    }
 }
