@@ -5,12 +5,15 @@ import PackageDescription
 //
 //   core            NotifyBus           the coalescing bus: pure Swift, no C, no Foundation
 //   formats         NotifyBusLog        event logs (specification: Event log format): read, write, replay
-//   C shims         CUdev, CDBus, CEpollLoop, CConcurrencyHook
-//   system wrappers Udev, DBus, EpollLoop   each owns its C objects; no C above them
+//   C shims         CUdev, CDBus, CEpollLoop, CConcurrencyHook, CMosquitto, CWaylandClient,
+//                   CForeignToplevel (the wlr foreign-toplevel protocol's interface description)
+//   system wrappers Udev, DBus, EpollLoop, Mosquitto, Wayland   each owns its C objects; no C above them
 //                   NIOGlobalExecutor   SwiftNIO's event loops as Swift concurrency's global executor
 //   system helpers  SystemSupport       the C library calls the layers above share: small files,
-//                                       inotify, wall time and RFC 3339, signals, logging to stderr
+//                                       inotify, cgroups, wall time and RFC 3339, signals, logging to stderr
 //   sources         NotifyBusSources    udev and D-Bus sources, each a `Service`
+//   fleet           NotifyBusMQTT       the bus on MQTT (specification: Publishing a fleet to MQTT)
+//   app lifecycle   NotifyBusLifecycle  background apps frozen and woken (specification: Freezing background apps)
 //   daemon          NotifyBusProtocol   notifybusd's D-Bus interface (specification: D-Bus interface), both sides
 //                   NotifyBusDaemon     the bus as a D-Bus service, following subscribers' lives
 //                   NotifyBusClient     an app's subscriptions through notifybusd
@@ -33,6 +36,10 @@ let package = Package(
         .library(name: "EpollLoop", targets: ["EpollLoop"]),
         .library(name: "SystemSupport", targets: ["SystemSupport"]),
         .library(name: "NotifyBusClient", targets: ["NotifyBusClient"]),
+        .library(name: "NotifyBusMQTT", targets: ["NotifyBusMQTT"]),
+        .library(name: "Mosquitto", targets: ["Mosquitto"]),
+        .library(name: "NotifyBusLifecycle", targets: ["NotifyBusLifecycle"]),
+        .library(name: "Wayland", targets: ["Wayland"]),
         .executable(name: "notifywatch", targets: ["notifywatch"]),
         .executable(name: "notifybusd", targets: ["notifybusd"]),
     ],
@@ -56,6 +63,12 @@ let package = Package(
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CEpollLoop"),
+        // libmosquitto (libmosquitto-dev to build, libmosquitto1 to run).
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // libwayland-client (libwayland-dev to build, libwayland-client0 to run), and the
+        // zwlr_foreign_toplevel_manager_v1 protocol's interface description on it.
+        .systemLibrary(name: "CWaylandClient", pkgConfig: "wayland-client", providers: [.apt(["libwayland-dev"])]),
+        .target(name: "CForeignToplevel", dependencies: ["CWaylandClient"]),
         // Sets the Swift runtime's global-enqueue hook by its address (also where the runtime is
         // linked statically and does not export it).
         .target(name: "CConcurrencyHook"),
@@ -64,6 +77,8 @@ let package = Package(
         .target(name: "EpollLoop", dependencies: ["CEpollLoop", .product(name: "HeapModule", package: "swift-collections")]),
         .target(name: "Udev", dependencies: ["CUdev"]),
         .target(name: "DBus", dependencies: ["CDBus", "EpollLoop"]),
+        .target(name: "Mosquitto", dependencies: ["CMosquitto", "EpollLoop"]),
+        .target(name: "Wayland", dependencies: ["CWaylandClient", "CForeignToplevel", "EpollLoop"]),
         .target(
             name: "NIOGlobalExecutor",
             dependencies: [
@@ -85,13 +100,32 @@ let package = Package(
             ]
         ),
 
+        // The fleet: the link as one more subscriber of the bus, and the fleet watcher.
+        .target(
+            name: "NotifyBusMQTT",
+            dependencies: [
+                "NotifyBus", "NotifyBusSources", "SystemSupport", "Mosquitto", "EpollLoop",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
+            ]),
+
+        // The app lifecycle: the policy, the window backends (sway's IPC, the wlr protocol), the
+        // freezer, media players.
+        .target(
+            name: "NotifyBusLifecycle",
+            dependencies: [
+                "NotifyBus", "NotifyBusSources", "DBus", "EpollLoop", "SystemSupport", "Wayland",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+
         // Daemon.
         .target(name: "NotifyBusProtocol", dependencies: ["NotifyBus", "DBus", "SystemSupport"]),
         .target(
             name: "NotifyBusDaemon",
             dependencies: [
-                "NotifyBus", "NotifyBusProtocol", "NotifyBusSources", "DBus", "EpollLoop", "SystemSupport",
-                .product(name: "Logging", package: "swift-log"),
+                "NotifyBus", "NotifyBusProtocol", "NotifyBusSources", "NotifyBusMQTT", "NotifyBusLifecycle", "DBus",
+                "EpollLoop", "SystemSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
@@ -102,7 +136,7 @@ let package = Package(
             name: "notifywatch",
             dependencies: [
                 "NotifyBus", "NotifyBusLog", "NotifyBusSources", "NotifyBusClient", "NotifyBusProtocol", "DBus", "EpollLoop",
-                "SystemSupport", "NIOGlobalExecutor",
+                "SystemSupport", "NIOGlobalExecutor", "NotifyBusMQTT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -110,7 +144,8 @@ let package = Package(
         .executableTarget(
             name: "notifybusd",
             dependencies: [
-                "NotifyBusDaemon", "NotifyBusSources", "DBus", "EpollLoop", "SystemSupport", "NIOGlobalExecutor",
+                "NotifyBusDaemon", "NotifyBusSources", "NotifyBusMQTT", "NotifyBusLifecycle", "DBus", "EpollLoop",
+                "SystemSupport", "NIOGlobalExecutor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -172,41 +207,30 @@ let package = Package(
         // notifywatch suspended under a flood of uevents and D-Bus signals: memory and descriptors
         // flat, the flush the truth (NOTIFYBUS_SOAK_SECONDS long; scripts/soak runs it for minutes).
         .testTarget(name: "SoakTests", dependencies: ["NotifyBus", "DBus", "TestSupport", "notifywatch"]),
+        // The link, notifybusd --mqtt and notifywatch --mqtt against a real Mosquitto broker
+        // (Debian's mosquitto and mosquitto-clients), one broker per test on a free loopback port.
+        .testTarget(
+            name: "MQTTTests",
+            dependencies: [
+                "NotifyBus", "NotifyBusMQTT", "NotifyBusSources", "SystemSupport", "Mosquitto", "EpollLoop", "TestSupport",
+                "notifybusd", "notifywatch",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
+            ],
+            exclude: ["Fixtures"]),
+        // The lifecycle policy as a state machine; both window backends, the freezer and
+        // notifybusd --freeze-background against a headless sway with foot windows in app scopes
+        // of a private cgroup tree, and python-dbusmock stand-ins of the systemd user manager,
+        // an MPRIS player and logind.
+        .testTarget(
+            name: "LifecycleTests",
+            dependencies: [
+                "NotifyBus", "NotifyBusLifecycle", "Wayland", "DBus", "EpollLoop", "SystemSupport", "TestSupport",
+                "notifybusd", "notifywatch", .product(name: "Logging", package: "swift-log"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )
-
-// The MQTT link (specification: Publishing a fleet to MQTT): libmosquitto (Debian/Ubuntu: libmosquitto-dev to build,
-// libmosquitto1 to run) driven by the project's epoll loop, the link as one more subscriber of
-// the bus, and the fleet watcher.
-package.targets += [
-    .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
-    .target(name: "Mosquitto", dependencies: ["CMosquitto", "EpollLoop"]),
-    .target(
-        name: "NotifyBusMQTT",
-        dependencies: [
-            "NotifyBus", "NotifyBusSources", "SystemSupport", "Mosquitto", "EpollLoop",
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "DequeModule", package: "swift-collections"),
-            .product(name: "OrderedCollections", package: "swift-collections"),
-        ]),
-    // The link, notifybusd --mqtt and notifywatch --mqtt against a real Mosquitto broker
-    // (Debian's mosquitto and mosquitto-clients), one broker per test on a free loopback port.
-    .testTarget(
-        name: "MQTTTests",
-        dependencies: [
-            "NotifyBus", "NotifyBusMQTT", "NotifyBusSources", "SystemSupport", "Mosquitto", "EpollLoop", "TestSupport",
-            "notifybusd", "notifywatch",
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "OrderedCollections", package: "swift-collections"),
-        ],
-        exclude: ["Fixtures"]),
-]
-package.products.append(.library(name: "NotifyBusMQTT", targets: ["NotifyBusMQTT"]))
-package.products.append(.library(name: "Mosquitto", targets: ["Mosquitto"]))
-for target in package.targets where ["NotifyBusDaemon", "notifybusd", "notifywatch"].contains(target.name) {
-    target.dependencies.append("NotifyBusMQTT")
-}
 
 // Every Swift target: explicit existentials, and imports that say what a file uses.
 for target in package.targets where target.type != .system {

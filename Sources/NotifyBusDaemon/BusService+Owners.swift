@@ -3,6 +3,7 @@ import EpollLoop
 import Logging
 import NotifyBus
 import NotifyBusProtocol
+import SystemSupport
 
 extension BusService {
     /// Asks the bus which process `owner` is, then reads its start time and group; the table

@@ -1,4 +1,5 @@
 import NotifyBusDaemon
+import SystemSupport
 import Testing
 
 #if canImport(Glibc)

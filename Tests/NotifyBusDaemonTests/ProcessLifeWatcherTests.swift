@@ -1,5 +1,6 @@
 import Logging
 import NotifyBusDaemon
+import SystemSupport
 import TestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import NotifyBusDaemon
+import SystemSupport
 import Synchronization
 import TestSupport
 import Testing

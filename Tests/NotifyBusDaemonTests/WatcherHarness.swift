@@ -1,6 +1,7 @@
 import EpollLoop
 import Logging
 @testable import NotifyBusDaemon
+import SystemSupport
 import TestSupport
 
 /// A `ProcessLifeWatcher` on a loop of its own, and every change its handlers were told.
