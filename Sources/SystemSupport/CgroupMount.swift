@@ -1,5 +1,3 @@
-import SystemSupport
-
 /// A mount of the cgroup v2 file system, as `/proc/self/mountinfo` lists it: where a process's
 /// group (the `0::/path` line of `/proc/PID/cgroup`) is found as a directory.
 ///

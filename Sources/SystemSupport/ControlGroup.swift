@@ -1,5 +1,3 @@
-import SystemSupport
-
 /// What the kernel says of a process's cgroup v2 group: which group (`/proc/PID/cgroup`) and
 /// whether it is frozen (`cgroup.events`).
 public enum ControlGroup {
