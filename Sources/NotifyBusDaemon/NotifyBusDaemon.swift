@@ -2,6 +2,7 @@ import DBus
 import EpollLoop
 import Logging
 import NotifyBus
+import NotifyBusLifecycle
 import NotifyBusMQTT
 import NotifyBusProtocol
 import NotifyBusSources
@@ -40,6 +41,8 @@ public final class NotifyBusDaemon: Service, Sendable {
         public var logger: Logger
         /// The MQTT broker it also publishes to (specification: Publishing a fleet to MQTT), if any.
         public var mqtt: MQTTLinkConfiguration?
+        /// Background apps frozen and woken (specification: Freezing background apps), if on.
+        public var lifecycle: LifecycleConfiguration?
 
         /// A configuration; by default every source, the standard buses, and the daemon's bounds
         /// (`BusInterface.Limits`).
@@ -48,7 +51,7 @@ public final class NotifyBusDaemon: Service, Sendable {
             maximumHeld: Int = BusInterface.Limits.defaultMaximumHeld,
             maximumSubscriptions: Int = BusInterface.Limits.defaultMaximumSubscriptions,
             startupTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "notifybusd"),
-            mqtt: MQTTLinkConfiguration? = nil
+            mqtt: MQTTLinkConfiguration? = nil, lifecycle: LifecycleConfiguration? = nil
         ) {
             self.sessionBus = sessionBus
             self.sources = sources
@@ -57,6 +60,7 @@ public final class NotifyBusDaemon: Service, Sendable {
             self.startupTimeout = startupTimeout
             self.logger = logger
             self.mqtt = mqtt
+            self.lifecycle = lifecycle
         }
     }
 
@@ -160,6 +164,7 @@ public final class NotifyBusDaemon: Service, Sendable {
         options.loop = SourceLoop(thread: link.loop)
         let sources = SystemSources.all(bus: bus, options: options)
         let mqtt = startMQTT(on: link.loop)
+        let lifecycle = startLifecycle(on: link.loop)
         // Each child says whether its end should end the daemon: a source returning does not.
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for source in sources {
@@ -200,6 +205,7 @@ public final class NotifyBusDaemon: Service, Sendable {
             while let stop = try await group.next(), !stop {}
             group.cancelAll()
         }
+        await lifecycle?.stop()
         await mqtt?.stop()
     }
 }

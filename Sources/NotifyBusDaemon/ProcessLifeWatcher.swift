@@ -159,6 +159,12 @@ public final class ProcessLifeWatcher {
         return state.canRun(token)
     }
 
+    /// Reads every followed cgroup's `cgroup.events` now, without waiting for inotify: a freeze
+    /// the daemon itself just saw confirmed is followed before anything is said of it.
+    public func rereadGroups() {
+        perform(state.allGroupsChanged())
+    }
+
     /// Stops following everything: no handler is called again, the watches and the timer end.
     public func stop() {
         handlers = [:]

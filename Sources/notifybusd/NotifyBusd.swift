@@ -7,6 +7,7 @@ import EpollLoop
 import Logging
 import NIOGlobalExecutor
 import NotifyBusDaemon
+import NotifyBusLifecycle
 import NotifyBusMQTT
 import NotifyBusSources
 import ServiceLifecycle
@@ -47,7 +48,7 @@ struct NotifyBusd: AsyncParsableCommand {
         completion: .list(SystemSources.names))
     var onlySources: [String] = []
 
-    @Option(name: .customLong("no-source"), help: "Do not run this source (repeatable).", completion: .list(SystemSources.names))
+    @Option(name: .customLong("no-source"), help: "Do not run this source (repeatable).", completion: .list(NotifyBusd.sourceNames))
     var exceptSources: [String] = []
 
     @Option(name: .customLong("max-held"), help: "The most entries held for all suspended subscriptions together.")
@@ -62,9 +63,15 @@ struct NotifyBusd: AsyncParsableCommand {
     @OptionGroup(title: "MQTT")
     var mqtt: MQTTOptions
 
+    @OptionGroup(title: "Background apps")
+    var lifecycle: LifecycleOptions
+
+    /// Every source name `--source` and `--no-source` take: the sources', and the lifecycle's.
+    static let sourceNames = SystemSources.names + [LifecycleService.sourceName]
+
     func validate() throws {
-        for name in onlySources + exceptSources where !SystemSources.names.contains(name) {
-            throw ValidationError("unknown source \"\(name)\" (the sources are: \(SystemSources.names.joined(separator: ", ")))")
+        for name in onlySources + exceptSources where !Self.sourceNames.contains(name) {
+            throw ValidationError("unknown source \"\(name)\" (the sources are: \(Self.sourceNames.joined(separator: ", ")))")
         }
         if maxHeld < 1 { throw ValidationError("--max-held must be 1 or more") }
         if maxSubscriptions < 1 { throw ValidationError("--max-subscriptions must be 1 or more") }
@@ -73,11 +80,19 @@ struct NotifyBusd: AsyncParsableCommand {
     func run() async throws {
         let level = logLevel
         let logger = Logger(label: "notifybusd") { _ in StandardErrorLogHandler(program: "notifybusd", logLevel: level) }
+        // What a crash or SIGKILL of an earlier run left frozen is thawed first, with or without
+        // --freeze-background.
+        let leftovers = LifecycleService.thawLeftovers()
+        for (group, reason) in leftovers { StandardErrorLogHandler.print("notifybusd: cannot thaw \(group): \(reason)") }
+        if lifecycle.thawAll { throw ExitCode(leftovers.isEmpty ? 0 : 1) }
         raiseDescriptorLimit(logger: logger)
         // A large call (up to what the bus passes, refused unread past 128 KiB) or reply is a
         // mapping of its own, given back when freed: receiving one peaks at twice its size.
         HeapMemory.mapBlocks(ofAtLeast: 128 << 10)
         let mqttLink = try mqtt.configuration()
+        let runsLifecycle = (onlySources.isEmpty || onlySources.contains(LifecycleService.sourceName))
+            && !exceptSources.contains(LifecycleService.sourceName)
+        let lifecycleConfiguration = runsLifecycle ? try lifecycle.configuration() : nil
         let daemon = NotifyBusDaemon(configuration: .init(
             sessionBus: sessionBus.map(DBusAddress.address) ?? .session,
             sources: SystemSources.Options(
@@ -85,7 +100,7 @@ struct NotifyBusd: AsyncParsableCommand {
                 sessionBus: sessionBus.map(DBusAddress.address) ?? .session,
                 only: onlySources, except: exceptSources, logger: logger),
             maximumHeld: maxHeld, maximumSubscriptions: maxSubscriptions, logger: logger,
-            mqtt: mqttLink))
+            mqtt: mqttLink, lifecycle: lifecycleConfiguration))
         // SIGINT and SIGTERM begin graceful shutdown; the listener's loop wakes only for them.
         let signalLoop = try EventLoopThread(name: "notifybusd-sig")
         let signals = try SignalListener([SIGINT, SIGTERM], loop: signalLoop)

@@ -1,0 +1,76 @@
+import SystemSupport
+
+/// systemd's units for applications (`app-*.scope`, `app-*.service`), which the lifecycle
+/// freezes: an app's cgroups (specification: Freezing background apps).
+///
+/// The names: `app-<app-id>-<random>.scope`, `app-<launcher>-<app-id>-<random>.scope` and
+/// `app-<launcher>-<app-id>@<random>.service`, where a `-` inside a part is written `\x2d` (and
+/// other bytes `\xNN`). The match is on the whole app-id part, escapes undone.
+public enum AppUnit {
+    /// Whether `name` (a cgroup's last path component) is an app unit's: `app-*.scope` or
+    /// `app-*.service`.
+    public static func isAppUnit(_ name: Substring) -> Bool {
+        name.count > 4 && name.hasPrefix("app-") && (name.hasSuffix(".scope") || name.hasSuffix(".service"))
+    }
+
+    /// The app id that the unit `name` carries in one of systemd's forms; `nil` when it follows none.
+    public static func appID(ofUnit name: Substring) -> String? {
+        guard isAppUnit(name) else { return nil }
+        let body = name.dropFirst(4)
+        if body.hasSuffix(".scope") {
+            let parts = body.dropLast(6).split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 2 || parts.count == 3 else { return nil }
+            return unescaped(parts[parts.count - 2])
+        }
+        let unit = body.dropLast(8)
+        guard let at = unit.firstIndex(of: "@") else { return nil }
+        let parts = unit[..<at].split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        return unescaped(parts[1])
+    }
+
+    /// The app's cgroups without a PID to go by: the app units directly under `root` (a cgroup in
+    /// the `0::` form) whose name carries `appID`, each as a cgroup in the `0::` form.
+    public static func groups(of appID: String, under root: String, mounts: [CgroupMount]) -> [String] {
+        guard let directory = CgroupMount.directory(ofGroup: root, in: mounts) else { return [] }
+        let base = root.hasSuffix("/") ? String(root.dropLast()) : root
+        return DirectoryListing.subdirectories(of: directory)
+            .filter { Self.appID(ofUnit: $0[...]) == appID }
+            .sorted()
+            .map { base + "/" + $0 }
+    }
+
+    /// The app unit of a window's process: its `0::` cgroup when that is an app unit below
+    /// `root`; `nil` otherwise (the process is in no app unit, or in a sub-cgroup of one).
+    public static func group(ofProcess pid: Int32, under root: String) -> String? {
+        guard let group = ControlGroup.group(ofProcess: pid) else { return nil }
+        return isUnit(group, under: root) ? group : nil
+    }
+
+    /// Whether `group` is an app unit strictly below `root`.
+    public static func isUnit(_ group: String, under root: String) -> Bool {
+        let prefix = root.hasSuffix("/") ? root : root + "/"
+        guard group.hasPrefix(prefix), let last = group.split(separator: "/").last else { return false }
+        return isAppUnit(last)
+    }
+
+    /// `part` with systemd's `\xNN` escapes undone.
+    static func unescaped(_ part: Substring) -> String {
+        guard part.contains("\\") else { return String(part) }
+        var bytes: [UInt8] = []
+        let source = Array(part.utf8)
+        var index = 0
+        while index < source.count {
+            if source[index] == UInt8(ascii: "\\"), index + 3 < source.count, source[index + 1] == UInt8(ascii: "x"),
+                let value = UInt8(String(decoding: source[(index + 2)...(index + 3)], as: UTF8.self), radix: 16)
+            {
+                bytes.append(value)
+                index += 4
+            } else {
+                bytes.append(source[index])
+                index += 1
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,251 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import EpollLoop
+import Logging
+import NotifyBus
+import NotifyBusSources
+import SystemSupport
+
+/// The lifecycle on the loop thread: the window backend, the policy, the freezer and the one
+/// timer, and the `app/<app-id>/lifecycle` keys on the bus. `LifecycleService` is its handle.
+final class LifecycleDriver {
+    /// The name of the `lifecycle` source.
+    static let sourceName = "lifecycle"
+    /// The first delay before connecting to the compositor again.
+    static let firstRetry = Duration.seconds(1)
+    /// The longest.
+    static let longestRetry = Duration.seconds(60)
+
+    let configuration: LifecycleConfiguration
+    let bus: NotificationBus
+    unowned let context: LoopContext
+    let logger: Logger
+    private let onStatus: (SourceStatus) -> Void
+    /// Called before a `frozen` value is published, so that the daemon's freezer follower has
+    /// suspended the app's subscriptions first.
+    private let beforeFrozen: () -> Void
+    /// Brings a change of `session/locked` to the loop thread, to `handle(.locked(_:))`.
+    private let postLocked: @Sendable (Bool) -> Void
+    private let origin = ContinuousClock.now
+    private(set) var policy: LifecyclePolicy
+    private var freezer: CgroupFreezer?
+    private var backend: (any ToplevelBackend)?
+    private var mounts: [CgroupMount] = []
+    private var root = ""
+    private var timer: LoopTimer?
+    private var retry: LoopTimer?
+    private var failures = 0
+    private var lock: Subscription?
+    private var hasList = false
+    private var stopped = false
+    /// PIDs never to be frozen, by who reported them.
+    private var protectedPIDs: [String: Set<Int32>] = [:]
+    /// PIDs of MPRIS players that are `Playing`.
+    private var playingPIDs: Set<Int32> = []
+
+    init(
+        configuration: LifecycleConfiguration, bus: NotificationBus, context: LoopContext, logger: Logger,
+        onStatus: @escaping (SourceStatus) -> Void, beforeFrozen: @escaping () -> Void,
+        postLocked: @escaping @Sendable (Bool) -> Void
+    ) {
+        self.postLocked = postLocked
+        self.configuration = configuration
+        self.bus = bus
+        self.context = context
+        self.logger = logger
+        self.onStatus = onStatus
+        self.beforeFrozen = beforeFrozen
+        policy = LifecyclePolicy(delay: configuration.delayDuration, exempt: configuration.exempt)
+    }
+
+    var now: Duration { ContinuousClock.now - origin }
+
+    /// Checks what the policy needs (a cgroup root, a cgroup2 mount, the state file), then
+    /// connects to the compositor; reports `unavailable` with the reason when something is missing.
+    func start() {
+        guard let root = configuration.resolvedCgroupRoot() else {
+            onStatus(.unavailable(reason: "the cgroup root is missing: the daemon's cgroup has no user@\(getuid()).service ancestor and no cgroup-root is configured"))
+            return
+        }
+        self.root = root
+        mounts = CgroupMount.usableMounts()
+        guard !mounts.isEmpty else {
+            onStatus(.unavailable(reason: "no writable cgroup v2"))
+            return
+        }
+        guard let directory = CgroupMount.directory(ofGroup: root, in: mounts), SmallFile.isReadable(directory + "/cgroup.procs") else {
+            onStatus(.unavailable(reason: "the cgroup root \(root) is missing"))
+            return
+        }
+        guard let path = configuration.stateFile ?? FrozenStateFile.defaultPath(environment: Self.environment()) else {
+            onStatus(.unavailable(reason: "cannot write the state file: XDG_RUNTIME_DIR is not set"))
+            return
+        }
+        let freezer: CgroupFreezer
+        do {
+            freezer = try CgroupFreezer(context: context, mounts: mounts, stateFile: FrozenStateFile(path: path), logger: logger)
+        } catch {
+            onStatus(.unavailable(reason: "no writable cgroup v2: \(error)"))
+            return
+        }
+        if let problem = freezer.problem() {
+            onStatus(.unavailable(reason: problem))
+            return
+        }
+        freezer.onFrozen = { [weak self] group, frozen in self?.handle(.frozen(group: group, frozen)) }
+        freezer.onNotFrozen = { [weak self] group, failed in self?.handle(.notFrozen(group: group, failed: failed)) }
+        self.freezer = freezer
+        protect(getpid(), as: "notifybusd")
+        followLock()
+        connect()
+    }
+
+    /// Thaws everything it froze and lets go of everything; nothing happens after it.
+    func stop() {
+        guard !stopped else { return }
+        perform(policy.handle(.stop, now: now))
+        stopped = true
+        freezer?.thawAllNow()
+        freezer?.stop()
+        backend?.stop()
+        backend = nil
+        lock?.cancel()
+        lock = nil
+        if let retry { context.cancelTimer(retry) }
+        if let timer { context.cancelTimer(timer) }
+    }
+
+    /// Reports the PIDs that `who` says must never be frozen (the session's services).
+    func protect(_ pids: Set<Int32>, as who: String) {
+        protectedPIDs[who] = pids
+        updateProtectedGroups()
+    }
+
+    private func protect(_ pid: Int32, as who: String) { protect([pid], as: who) }
+
+    /// Reports the PIDs whose MPRIS players are `Playing`.
+    func setPlaying(_ pids: Set<Int32>) {
+        playingPIDs = pids
+        let groups = Set(pids.compactMap { ControlGroup.group(ofProcess: $0) })
+        handle(.playingGroups(groups))
+    }
+
+    private func updateProtectedGroups() {
+        var groups: Set<String> = []
+        for pid in protectedPIDs.values.joined() {
+            if let group = ControlGroup.group(ofProcess: pid) { groups.insert(group) }
+        }
+        handle(.protectedGroups(groups))
+    }
+
+    // MARK: The compositor
+
+    private func connect() {
+        guard !stopped else { return }
+        do {
+            backend = try makeBackend { [weak self] update in self?.backendUpdate(update) }
+        } catch {
+            onStatus(.unavailable(reason: "\(error)"))
+            scheduleRetry()
+            return
+        }
+        protect(backend?.compositorPID.map { [$0] } ?? [], as: "compositor")
+    }
+
+    private func backendUpdate(_ update: ToplevelUpdate) {
+        guard !stopped else { return }
+        switch update {
+        case .windows(let list):
+            if !hasList {
+                updateProtectedGroups()
+            }
+            handle(.windows(list.compactMap(policyWindow)))
+            if !hasList {
+                hasList = true
+                failures = 0
+                onStatus(.running)
+            }
+        case .lost(let reason):
+            backend?.stop()
+            backend = nil
+            hasList = false
+            handle(.compositorLost)
+            onStatus(.unavailable(reason: "the compositor connection was lost: \(reason)"))
+            scheduleRetry()
+        }
+    }
+
+    private func scheduleRetry() {
+        failures += 1
+        let seconds = min(Int64(1) << Int64(min(failures - 1, 6)), 60)
+        retry = context.scheduleTimer(after: .seconds(seconds)) { [weak self] in
+            self?.retry = nil
+            self?.connect()
+        }
+    }
+
+    /// The window as the policy sees it: its app's cgroups, by its process (sway) or by the app
+    /// units named after its app id (wlr). A window without an app id is not tracked.
+    private func policyWindow(_ window: ToplevelWindow) -> LifecyclePolicy.Window? {
+        guard let appID = window.appID, !appID.isEmpty else { return nil }
+        let groups: [String]
+        if let pid = window.pid {
+            groups = AppUnit.group(ofProcess: pid, under: root).map { [$0] } ?? []
+        } else {
+            groups = AppUnit.groups(of: appID, under: root, mounts: mounts)
+        }
+        return LifecyclePolicy.Window(id: window.id, appID: appID, activated: window.activated, groups: groups)
+    }
+
+    // MARK: The lock
+
+    private func followLock() {
+        let post = postLocked
+        lock = bus.subscribe(["session/locked"], initial: .current) { event in
+            guard let notification = event.notification, case .bool(let locked) = notification.value else { return }
+            post(locked)
+        }
+    }
+
+    // MARK: The policy
+
+    func handle(_ event: LifecyclePolicy.Event) {
+        guard !stopped else { return }
+        perform(policy.handle(event, now: now))
+    }
+
+    private func perform(_ actions: [LifecyclePolicy.Action]) {
+        for action in actions {
+            switch action {
+            case .publish(let appID, let lifecycle):
+                if lifecycle.state == .frozen { beforeFrozen() }
+                bus.publish(AppLifecycle.key(of: appID), lifecycle.value)
+            case .freeze(let group):
+                freezer?.freeze(group)
+            case .thaw(let group):
+                freezer?.thaw(group)
+            case .arm(let deadline):
+                if let timer { context.cancelTimer(timer) }
+                let delay = max(deadline - now, .zero)
+                timer = context.scheduleTimer(after: delay) { [weak self] in
+                    self?.timer = nil
+                    self?.handle(.deadline)
+                }
+            case .disarm:
+                if let timer { context.cancelTimer(timer) }
+                timer = nil
+            }
+        }
+    }
+
+    private static func environment() -> [String: String] {
+        var result: [String: String] = [:]
+        for name in ["XDG_RUNTIME_DIR", "SWAYSOCK", "WAYLAND_DISPLAY"] {
+            if let value = getenv(name) { result[name] = String(cString: value) }
+        }
+        return result
+    }
+}

@@ -1,0 +1,97 @@
+import EpollLoop
+import Logging
+import NotifyBus
+import NotifyBusSources
+import SystemSupport
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Background apps frozen and woken (specification: Freezing background apps), on an existing
+/// event loop: the windows from the compositor, the policy, the cgroup freezer, and each app's
+/// `app/<app-id>/lifecycle` key on the bus.
+///
+/// ```swift
+/// let lifecycle = LifecycleService(configuration: configuration, bus: bus, loop: loop, logger: logger)
+/// try lifecycle.start(onStatus: { _, status in print("lifecycle", status) }, beforeFrozen: { _ in })
+/// …
+/// await lifecycle.stop()   // every cgroup it froze thawed
+/// ```
+///
+/// The handle is `Sendable`; the driver lives in the loop's storage and runs on the loop thread.
+public final class LifecycleService: Sendable {
+    /// The name of its source in `Sources`.
+    public static let sourceName = LifecycleDriver.sourceName
+    /// What it runs with.
+    public let configuration: LifecycleConfiguration
+    /// The bus it publishes into and reads `session/locked` from.
+    public let bus: NotificationBus
+    /// The loop it runs on.
+    public let loop: EventLoopThread
+    private let logger: Logger
+    private let key = LoopLocalKey<LifecycleDriver>()
+
+    /// A lifecycle on `loop`; nothing happens before `start`.
+    public init(configuration: LifecycleConfiguration, bus: NotificationBus, loop: EventLoopThread, logger: Logger) {
+        self.configuration = configuration
+        self.bus = bus
+        self.loop = loop
+        self.logger = logger
+    }
+
+    /// Thaws every cgroup listed in the state file at `path` (default
+    /// `$XDG_RUNTIME_DIR/notifybus/frozen`) that still exists, and empties it: what a crash or
+    /// `SIGKILL` left frozen. notifybusd does it at every start, and `--thaw-all` does only this.
+    /// - Returns: each cgroup that could not be thawed, with why.
+    public static func thawLeftovers(stateFile path: String? = nil) -> [(group: String, reason: String)] {
+        var environment: [String: String] = [:]
+        if let runtime = getenv("XDG_RUNTIME_DIR") { environment["XDG_RUNTIME_DIR"] = String(cString: runtime) }
+        guard let path = path ?? FrozenStateFile.defaultPath(environment: environment) else { return [] }
+        return FrozenStateFile(path: path).thawAll()
+    }
+
+    /// Starts: checks the cgroup root, the freezer and the state file, connects to the
+    /// compositor. `onStatus` is told the `lifecycle` source's status on the loop thread each
+    /// time it changes; `beforeFrozen` runs on the loop thread just before an app's `frozen` is
+    /// published (the daemon makes its freezer follower read the cgroups first).
+    /// - Throws: `EventLoopError.shutDown` when the loop no longer runs.
+    public func start(
+        onStatus: @escaping @Sendable (LoopContext, SourceStatus) -> Void,
+        beforeFrozen: @escaping @Sendable (LoopContext) -> Void = { _ in }
+    ) throws(EventLoopError) {
+        let key = self.key
+        let loop = self.loop
+        let configuration = self.configuration
+        let bus = self.bus
+        let logger = self.logger
+        try loop.execute { context in
+            guard context[local: key] == nil else { return }
+            let driver = LifecycleDriver(
+                configuration: configuration, bus: bus, context: context, logger: logger,
+                onStatus: { status in onStatus(context, status) },
+                beforeFrozen: { beforeFrozen(context) },
+                postLocked: { locked in try? loop.execute { context in context[local: key]?.handle(.locked(locked)) } })
+            context[local: key] = driver
+            driver.start()
+        }
+    }
+
+    /// Stops: thaws every cgroup it froze (before it returns) and lets go of the compositor.
+    public func stop() async {
+        let key = self.key
+        _ = try? await loop.submit { context in
+            context[local: key]?.stop()
+            context[local: key] = nil
+        }
+    }
+
+    /// What it last published for each app id (for tests and diagnostics); `nil` when it does
+    /// not run.
+    public func apps() async -> [String: AppLifecycle]? {
+        let key = self.key
+        return try? await loop.submit { context in context[local: key]?.policy.published } ?? nil
+    }
+}

@@ -1,0 +1,50 @@
+import ArgumentParser
+import NotifyBusLifecycle
+
+/// `--freeze-background [--freeze-delay SECONDS] [--freeze-exempt APP_ID]... [--freeze-config FILE]
+/// [--toplevels auto|sway|wlr]` and `--thaw-all` (specification: Freezing background apps).
+/// Malformed values exit 64 whether or not `--freeze-background` is given.
+struct LifecycleOptions: ParsableArguments {
+    @Flag(name: .customLong("freeze-background"), help: "Freeze the cgroups of apps whose windows stay in the background, and thaw them when focused.")
+    var freezeBackground = false
+
+    @Option(name: .customLong("freeze-delay"), help: ArgumentHelp(
+        "Seconds in the background before an app is frozen: 2 to 3600 (default: 10).", valueName: "seconds"))
+    var delay: String?
+
+    @Option(name: .customLong("freeze-exempt"), help: ArgumentHelp(
+        "An app id never frozen (repeatable).", valueName: "app-id"))
+    var exempt: [String] = []
+
+    @Option(name: .customLong("freeze-config"), help: ArgumentHelp(
+        "A file of key = value lines: delay, exempt, toplevels, cgroup-root.", valueName: "file"))
+    var configFile: String?
+
+    @Option(name: .customLong("toplevels"), help: ArgumentHelp(
+        "Where the windows come from: auto (sway when SWAYSOCK answers, else wlr), sway, wlr.", valueName: "backend"),
+        completion: .list(LifecycleConfiguration.Toplevels.allCases.map(\.rawValue)))
+    var toplevels: String?
+
+    @Flag(name: .customLong("thaw-all"), help: "Thaw every cgroup listed in $XDG_RUNTIME_DIR/notifybus/frozen, empty it, and exit.")
+    var thawAll = false
+
+    func validate() throws {
+        do {
+            _ = try configuration()
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
+    /// The lifecycle's configuration: the file's, then the options over it; `nil` without
+    /// `--freeze-background`.
+    /// - Throws: `LifecycleConfiguration.Problem` naming what is wrong.
+    func configuration() throws(LifecycleConfiguration.Problem) -> LifecycleConfiguration? {
+        var configuration = LifecycleConfiguration()
+        if let configFile { try configuration.apply(configurationFile: configFile) }
+        if let delay { configuration.delay = try LifecycleConfiguration.delay(delay, where: "--freeze-delay") }
+        configuration.exempt.formUnion(exempt)
+        if let toplevels { configuration.toplevels = try LifecycleConfiguration.toplevels(toplevels, where: "--toplevels") }
+        return freezeBackground ? configuration : nil
+    }
+}
