@@ -23,7 +23,10 @@ public final class DaemonBed: Sendable {
     /// until the daemon owns `org.notifybus.Bus1`; throws at once when the daemon exits instead
     /// (e.g. refusing an argument). `sessionLimits` are `<limit>`s of the session bus's
     /// configuration (e.g. `max_outgoing_bytes`, what it queues for a client that does not read).
-    public init(arguments: [String] = [], sessionLimits: [String: Int] = [:]) async throws {
+    /// `environment` adds to (or, with `nil`, removes from) the daemon's environment.
+    public init(
+        arguments: [String] = [], sessionLimits: [String: Int] = [:], environment: [String: String?] = [:]
+    ) async throws {
         session = try PrivateBus(.session, limits: sessionLimits)
         system = try PrivateBus(.system)
         network = try await MockService(bus: system, template: "networkmanager", name: "org.freedesktop.NetworkManager")
@@ -38,7 +41,7 @@ public final class DaemonBed: Sendable {
         daemon = try Spawned(
             Paths.notifybusd,
             ["--session-bus", session.address, "--system-bus", system.address, "--source", "network"] + arguments,
-            environment: session.environment(), log: log)
+            environment: session.environment(extra: environment), log: log)
         let daemon = self.daemon
         let log = self.log
         _ = try await session.waitForOwner(of: "org.notifybus.Bus1") {
