@@ -3,8 +3,6 @@
 ///
 /// Replies carry the type of the request; events have the high bit of the type set.
 struct SwayIPCMessage: Sendable, Hashable {
-    /// `RUN_COMMAND`.
-    static let runCommand: UInt32 = 0
     /// `SUBSCRIBE`, with a JSON array of event names as payload.
     static let subscribe: UInt32 = 2
     /// `GET_TREE`, with an empty payload.

@@ -71,4 +71,25 @@ import Glibc
         #expect(ControlGroup.group(ofProcess: window.pid) == SwayBedEnvironment.mount?.root)
         try await sway.close(appID: "org.example.A")
     }
+
+    @Test func aWindowInAFrozenScopeIsClosedAndSwayStopsWithOneFrozen() async throws {
+        let scopes = try SwayBedEnvironment.appScopes()
+        defer { scopes.remove() }
+        let sway = try await HeadlessSway()
+        defer { sway.stop() }
+        let scopeA = try scopes.makeScope(name: "app-test-org.example.A-1.scope")
+        let scopeB = try scopes.makeScope(name: "app-test-org.example.B@3.service")
+        let a = try await sway.openWindow(appID: "org.example.A", inCgroup: scopeA.directory)
+        try await sway.openWindow(appID: "org.example.B", inCgroup: scopeB.directory)
+        try scopeA.setFrozen(true)
+        try scopeB.setFrozen(true)
+        #expect(await eventually { scopeA.isFrozen && scopeB.isFrozen })
+        try await sway.close(appID: "org.example.A")
+        #expect(kill(a.pid, 0) != 0)
+        #expect(try await sway.views().map(\.appID) == ["org.example.B"])
+        sway.stop()
+        #expect(kill(sway.pid, 0) != 0)
+        scopes.remove()
+        #expect(access(scopeB.directory, F_OK) != 0)
+    }
 }
