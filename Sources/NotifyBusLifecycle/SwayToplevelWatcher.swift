@@ -189,10 +189,11 @@ public final class SwayToplevelWatcher {
     private func flush() {
         while outgoingStart < outgoing.count, !isFinished {
             let count = outgoing[outgoingStart...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if count >= 0 {
+            if count > 0 {
                 outgoingStart += count
                 continue
             }
+            if count == 0 { return }  // Nothing taken: wait until the loop says the socket is writable.
             switch errno {
             case EINTR: continue
             case EAGAIN, EWOULDBLOCK: return
