@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// A source of toplevel windows on the loop thread: sway's IPC or the wlr protocol.
 protocol ToplevelBackend: AnyObject {
     /// The compositor's PID (`SO_PEERCRED` of the socket), never to be frozen.
@@ -6,9 +12,31 @@ protocol ToplevelBackend: AnyObject {
     func stop()
 }
 
+extension SwayToplevelWatcher: ToplevelBackend {}
+
 extension LifecycleDriver {
-    /// Connects to the compositor as `configuration.toplevels` says.
+    /// Connects to the compositor as `configuration.toplevels` says: `sway` (sway's IPC), `wlr`
+    /// (the wlr foreign-toplevel protocol), or `auto`: sway when `SWAYSOCK` is set and answers,
+    /// else wlr.
+    /// - Throws: the backend's error, which says why (no socket, IPC refused, the protocol not
+    ///   offered).
     func makeBackend(onUpdate: @escaping (ToplevelUpdate) -> Void) throws -> any ToplevelBackend {
-        throw LifecycleConfiguration.Problem(description: "no window backend is built in")
+        switch configuration.toplevels {
+        case .sway:
+            return try SwayToplevelWatcher(context: context, socketPath: configuration.swaySocket, onUpdate: onUpdate)
+        case .wlr:
+            return try makeWlrBackend(onUpdate: onUpdate)
+        case .auto:
+            if configuration.swaySocket != nil || getenv("SWAYSOCK") != nil,
+                let sway = try? SwayToplevelWatcher(context: context, socketPath: configuration.swaySocket, onUpdate: onUpdate)
+            {
+                return sway
+            }
+            return try makeWlrBackend(onUpdate: onUpdate)
+        }
+    }
+
+    private func makeWlrBackend(onUpdate: @escaping (ToplevelUpdate) -> Void) throws -> any ToplevelBackend {
+        throw LifecycleConfiguration.Problem(description: "the wlr backend is not built in")
     }
 }
