@@ -10,9 +10,10 @@ extension MediaPlayers {
     /// every `NameOwnerChanged` that came before it, a player's `Get` answer newer than every
     /// `PropertiesChanged` it sent before it.
     ///
-    /// Bounded: at most `maximumPlayers` players (connections owning a player name) and owner
-    /// lookups at a time, at most `maximumNamesPerPlayer` names kept per player; names past
-    /// those are ignored, and the first skip logged.
+    /// Bounded: at most `maximumPlayers` players (connections owning a player name), at most
+    /// `maximumNamesPerPlayer` names kept per player, at most `maximumListedNames` player names
+    /// of `ListNames` waiting for their owner to be asked, `concurrentLookups` of them asked at a
+    /// time; names past those are ignored, and the first skip logged.
     struct State {
         /// One connection that owns one or more `org.mpris.MediaPlayer2.*` names.
         struct Player: Equatable {
@@ -49,19 +50,30 @@ extension MediaPlayers {
         let maximumPlayers: Int
         /// The most names kept per player.
         let maximumNamesPerPlayer: Int
+        /// The most listed player names waiting for their owner to be asked.
+        let maximumListedNames: Int
+        /// The most owner lookups asked at a time.
+        let concurrentLookups: Int
         /// The players, by unique name.
         private(set) var players: [BusName: Player] = [:]
         /// The owner of each followed player name.
         private(set) var owners: [BusName: BusName] = [:]
         /// The player names whose owner was asked for and not answered yet.
         private(set) var lookups: Set<BusName> = []
+        /// Listed player names whose owner is still to be asked, the next one last.
+        private var queue: [BusName] = []
+        /// The names of `queue` still to be asked (a `NameOwnerChanged` settles a name).
+        private(set) var queued: Set<BusName> = []
         private var nextSerial: UInt64 = 1
         private var loggedFull = false
         private var loggedManyNames = false
+        private var loggedManyListed = false
 
-        init(maximumPlayers: Int, maximumNamesPerPlayer: Int = 8) {
+        init(maximumPlayers: Int, maximumNamesPerPlayer: Int = 8, maximumListedNames: Int = 4096, concurrentLookups: Int = 16) {
             self.maximumPlayers = max(0, maximumPlayers)
             self.maximumNamesPerPlayer = max(1, maximumNamesPerPlayer)
+            self.maximumListedNames = max(0, maximumListedNames)
+            self.concurrentLookups = max(1, concurrentLookups)
         }
 
         /// Whether `text` is a player's name: `org.mpris.MediaPlayer2.` and more.
@@ -83,32 +95,52 @@ extension MediaPlayers {
             players = [:]
             owners = [:]
             lookups = []
+            queue = []
+            queued = []
         }
 
         // MARK: Names
 
         /// The bus daemon's `ListNames` answer: the owner of each player name not followed yet is
-        /// asked for.
+        /// asked for, `concurrentLookups` at a time.
         mutating func listed(_ names: [String]) -> [Effect] {
             var effects: [Effect] = []
+            var added: [BusName] = []
             for text in names where Self.isPlayerName(text) {
-                guard let name = BusName(rawValue: text), owners[name] == nil, !lookups.contains(name) else { continue }
-                guard lookups.count < maximumPlayers else {
-                    effects += full("\(name) and more player names are not followed")
+                guard let name = BusName(rawValue: text), owners[name] == nil, !lookups.contains(name), !queued.contains(name)
+                else { continue }
+                guard queued.count < maximumListedNames else {
+                    if !loggedManyListed {
+                        loggedManyListed = true
+                        effects.append(.warn("the bus lists more than \(maximumListedNames) player names; \(name) and later ones are not followed"))
+                    }
                     break
                 }
-                lookups.insert(name)
-                effects.append(.lookUpOwner(name))
+                queued.insert(name)
+                added.append(name)
             }
-            return effects
+            queue = added.reversed() + queue
+            return effects + nextLookups()
         }
 
         /// The bus daemon's answer to `GetNameOwner(name)`: `nil` when the name has no owner
         /// (or the question failed). Ignored when a `NameOwnerChanged` of the name came first (the
-        /// answer can only agree with it).
+        /// answer can only agree with it). The next queued name is asked for.
         mutating func ownerLookedUp(_ name: BusName, owner: BusName?) -> [Effect] {
-            guard lookups.remove(name) != nil, let owner else { return [] }
-            return attach(name, to: owner)
+            guard lookups.remove(name) != nil else { return nextLookups() }
+            guard let owner else { return nextLookups() }
+            return attach(name, to: owner) + nextLookups()
+        }
+
+        /// Asks for the owners of queued names while fewer than `concurrentLookups` are asked.
+        private mutating func nextLookups() -> [Effect] {
+            var effects: [Effect] = []
+            while lookups.count < concurrentLookups, let name = queue.popLast() {
+                guard queued.remove(name) != nil else { continue }
+                lookups.insert(name)
+                effects.append(.lookUpOwner(name))
+            }
+            return effects
         }
 
         /// `NameOwnerChanged(name, old, new)` from the bus daemon: a player name changed owner,
@@ -123,10 +155,12 @@ extension MediaPlayers {
                 return []
             }
             guard Self.isPlayerName(text) else { return [] }
-            lookups.remove(name)
+            queued.remove(name)
+            let wasAsked = lookups.remove(name) != nil
             detach(name)
-            guard !newOwner.isEmpty, let owner = BusName(rawValue: newOwner) else { return [] }
-            return attach(name, to: owner)
+            var effects: [Effect] = []
+            if !newOwner.isEmpty, let owner = BusName(rawValue: newOwner) { effects = attach(name, to: owner) }
+            return wasAsked ? effects + nextLookups() : effects
         }
 
         private mutating func attach(_ name: BusName, to owner: BusName) -> [Effect] {

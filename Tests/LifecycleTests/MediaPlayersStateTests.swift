@@ -139,9 +139,30 @@ import Testing
         #expect(state.players[":1.0"]?.names.count == 2)
         #expect(state.owners.count == 4)
         #expect(warnings == 2)
-        // Lookups are bounded too.
-        let listed = state.listed((0..<1000).map { "org.mpris.MediaPlayer2.r\($0)" })
-        #expect(listed.filter { if case .lookUpOwner = $0 { true } else { false } }.count == 3)
-        #expect(state.lookups.count == 3)
+    }
+
+    @Test func listedNamesAreAskedAFewAtATimeAndAHostileOwnerHidesNoPlayer() {
+        var state = State(maximumPlayers: 4, maximumNamesPerPlayer: 2, maximumListedNames: 100, concurrentLookups: 4)
+        // One connection lists 99 names before a real player's.
+        var names = (0..<99).map { "org.mpris.MediaPlayer2.hostile\($0)" }
+        names.append("org.mpris.MediaPlayer2.real")
+        names += (0..<50).map { "org.mpris.MediaPlayer2.late\($0)" }
+        var pending = state.listed(names)
+        #expect(pending.filter { if case .warn = $0 { true } else { false } }.count == 1)
+        #expect(state.lookups.count == 4)
+        var asked = 0
+        while let effect = pending.first {
+            pending.removeFirst()
+            guard case .lookUpOwner(let name) = effect else { continue }
+            asked += 1
+            #expect(state.lookups.count <= 4)
+            let owner: BusName = name == "org.mpris.MediaPlayer2.real" ? ":1.2" : ":1.1"
+            pending += state.ownerLookedUp(name, owner: owner)
+        }
+        #expect(asked == 100)
+        #expect(state.lookups.isEmpty && state.queued.isEmpty)
+        #expect(state.players.count == 2)
+        #expect(state.players[":1.1"]?.names.count == 2)
+        #expect(state.owners["org.mpris.MediaPlayer2.real"] == ":1.2")
     }
 }
