@@ -22,7 +22,9 @@ final class RunningMediaPlayers: Sendable {
         loop = try EventLoopThread(name: "media-players")
         let (key, reports, logger, address) = (key, reports, log.logger, bus.dbusAddress)
         try await loop.submit { context in
-            let connection = DBusConnection(address: address, context: context)
+            let connection = DBusConnection(
+                address: address, context: context,
+                configuration: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200)))
             let players = MediaPlayers(connection: connection, logger: logger, timeout: timeout) { reports.append($0) }
             context[local: key] = (connection, players)
             connection.connect()
@@ -171,6 +173,46 @@ struct MediaPlayersTests {
         await players.stop()
         try await hung.stop()
         try await player.stop()
+    }
+
+    @Test func aConnectionWithHundredsOfPlayerNamesHidesNoPlayer() async throws {
+        let before = try await startPlayer("before")
+        let hostile = try await startPlayer("hostile", status: #""Playing""#)
+        // The hostile player takes 300 more player names.
+        _ = try await client.call(
+            destination: BusName(validating: hostile.owner), path: "/org/mpris/MediaPlayer2",
+            interface: "org.freedesktop.DBus.Mock", member: "AddMethod",
+            arguments: [.string(""), .string("Grab"), .string(""), .string(""),
+                        .string("for i in range(300):\n    self.bus_name.get_bus().request_name('org.mpris.MediaPlayer2.h%d' % i)")])
+        _ = try await client.call(
+            destination: BusName(validating: hostile.owner), path: "/org/mpris/MediaPlayer2",
+            interface: "org.mpris.MediaPlayer2", member: "Grab")
+        let players = try await RunningMediaPlayers(bus: bus)
+        #expect(await players.waitFor([before.pid, hostile.pid]))
+        let after = try await startPlayer("after")
+        #expect(await players.waitFor([before.pid, hostile.pid, after.pid]))
+        #expect(players.warnings.count == 1)
+        #expect(players.warnings.allSatisfy { $0.contains("owns more than 8 player names") })
+        try await hostile.stop()
+        #expect(await players.waitFor([before.pid, after.pid]))
+        await players.stop()
+        try await before.stop()
+        try await after.stop()
+    }
+
+    @Test func afterTheBusRestartsEverythingIsReadAgain() async throws {
+        let player = try await startPlayer()
+        let players = try await RunningMediaPlayers(bus: bus)
+        #expect(await players.waitFor([player.pid]))
+        bus.stop()
+        // python-dbusmock ends with its bus.
+        #expect(await player.process.exit(within: patience) != nil)
+        try bus.start()
+        #expect(await players.waitFor([]))
+        let next = try await startPlayer()
+        #expect(await players.waitFor([next.pid]))
+        await players.stop()
+        try await next.stop()
     }
 
     @Test func aPlayerThatLeavesWhileHungIsRemoved() async throws {

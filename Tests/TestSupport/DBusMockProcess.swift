@@ -8,8 +8,11 @@ import Glibc
 /// of them run side by side. Only its own PID is ever signalled; it is killed when this object
 /// goes away (SIGKILL, which ends a suspended one too).
 public final class DBusMockProcess: Sendable {
+    /// The bus it is on.
     public let bus: PrivateBus
+    /// The name it owns.
     public let name: String
+    /// The `python3 -m dbusmock` process.
     public let process: Spawned
     /// The owner's unique name once it started.
     public let owner: String
