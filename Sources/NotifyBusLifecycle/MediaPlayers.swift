@@ -17,8 +17,9 @@ import Logging
 ///   another type counts as not playing and is logged once per player.
 /// - Bounded: at most `maximumPlayers` players are followed (a connection owning many player
 ///   names is one player, with at most 8 of its names kept); past that, new ones are ignored and
-///   the first skip logged. One match rule for every `NameOwnerChanged`, one for every player's
-///   `PropertiesChanged`, whatever the number of players.
+///   the first skip logged. The owners of the player names `ListNames` gives are asked 16 at a
+///   time, of at most 4096 names. One match rule for every `NameOwnerChanged`, one for every
+///   player's `PropertiesChanged`, whatever the number of players.
 /// - The connection: it may be connected already or not yet; after every (re)connection
 ///   everything is read again from scratch. While disconnected the last set stays.
 ///
