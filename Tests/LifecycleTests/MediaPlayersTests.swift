@@ -17,17 +17,34 @@ final class RunningMediaPlayers: Sendable {
     let log = LogRecorder()
     private let key = LoopLocalKey<(DBusConnection, MediaPlayers)>()
 
-    /// Made before the connection connects (it starts once connected).
-    init(bus: PrivateBus, timeout: Duration = .seconds(5)) async throws {
+    /// Made before the connection connects (it starts once connected), or, `onConnected`, on a
+    /// connection registered on the bus already (it starts at once).
+    init(bus: PrivateBus, timeout: Duration = .seconds(5), onConnected: Bool = false) async throws {
         loop = try EventLoopThread(name: "media-players")
         let (key, reports, logger, address) = (key, reports, log.logger, bus.dbusAddress)
+        let connectionKey = LoopLocalKey<DBusConnection>()
+        let install: @Sendable (LoopContext, DBusConnection) -> Void = { context, connection in
+            let players = MediaPlayers(connection: connection, logger: logger, timeout: timeout) { reports.append($0) }
+            context[local: key] = (connection, players)
+        }
         try await loop.submit { context in
             let connection = DBusConnection(
                 address: address, context: context,
                 configuration: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200)))
-            let players = MediaPlayers(connection: connection, logger: logger, timeout: timeout) { reports.append($0) }
-            context[local: key] = (connection, players)
+            if onConnected {
+                context[local: connectionKey] = connection
+            } else {
+                install(context, connection)
+            }
             connection.connect()
+        }
+        guard onConnected else { return }
+        guard await eventually({ (try? await self.loop.submit { context in context[local: connectionKey]?.isConnected }) == true })
+        else { throw HarnessError("the connection did not register on the bus") }
+        try await loop.submit { context in
+            guard let connection = context[local: connectionKey] else { return }
+            install(context, connection)
+            context[local: connectionKey] = nil
         }
     }
 
@@ -104,6 +121,17 @@ struct MediaPlayersTests {
         await players.stop()
         try await player.stop()
         try await stopped.stop()
+    }
+
+    @Test func onAConnectionRegisteredAlreadyItStartsAtOnce() async throws {
+        let player = try await startPlayer()
+        let players = try await RunningMediaPlayers(bus: bus, onConnected: true)
+        #expect(await players.waitFor([player.pid]))
+        let later = try await startPlayer("later")
+        #expect(await players.waitFor([player.pid, later.pid]))
+        await players.stop()
+        try await player.stop()
+        try await later.stop()
     }
 
     @Test func aPlayerThatAppearsLaterIsReportedAndRemovedWhenItLeaves() async throws {

@@ -17,14 +17,32 @@ final class RunningProtectedProcesses: Sendable {
     let log = LogRecorder()
     private let key = LoopLocalKey<(DBusConnection, ProtectedProcesses)>()
 
-    init(bus: PrivateBus) async throws {
+    /// Made before the connection connects, or, `onConnected`, on a connection registered on the
+    /// bus already.
+    init(bus: PrivateBus, onConnected: Bool = false) async throws {
         loop = try EventLoopThread(name: "protected-processes")
         let (key, reports, logger, address) = (key, reports, log.logger, bus.dbusAddress)
-        try await loop.submit { context in
-            let connection = DBusConnection(address: address, context: context)
+        let connectionKey = LoopLocalKey<DBusConnection>()
+        let install: @Sendable (LoopContext, DBusConnection) -> Void = { context, connection in
             let protected = ProtectedProcesses(connection: connection, logger: logger) { reports.append($0) }
             context[local: key] = (connection, protected)
+        }
+        try await loop.submit { context in
+            let connection = DBusConnection(address: address, context: context)
+            if onConnected {
+                context[local: connectionKey] = connection
+            } else {
+                install(context, connection)
+            }
             connection.connect()
+        }
+        guard onConnected else { return }
+        guard await eventually({ (try? await self.loop.submit { context in context[local: connectionKey]?.isConnected }) == true })
+        else { throw HarnessError("the connection did not register on the bus") }
+        try await loop.submit { context in
+            guard let connection = context[local: connectionKey] else { return }
+            install(context, connection)
+            context[local: connectionKey] = nil
         }
     }
 
@@ -119,6 +137,10 @@ struct ProtectedProcessesTests {
         let protected = try await RunningProtectedProcesses(bus: bus)
         #expect(await protected.waitFor([daemon, secrets.pid, notifications.process.pid]))
         await protected.stop()
+        // Also on a connection registered on the bus already.
+        let onConnected = try await RunningProtectedProcesses(bus: bus, onConnected: true)
+        #expect(await onConnected.waitFor([daemon, secrets.pid, notifications.process.pid]))
+        await onConnected.stop()
         try await secrets.stop()
         try await notifications.stop()
     }
