@@ -112,7 +112,8 @@ extension MediaPlayers {
                 guard queued.count < maximumListedNames else {
                     if !loggedManyListed {
                         loggedManyListed = true
-                        effects.append(.warn("the bus lists more than \(maximumListedNames) player names; \(name) and later ones are not followed"))
+                        effects.append(.warn(
+                            "the bus lists more than \(maximumListedNames) player names; \(name) and later ones are not followed"))
                     }
                     break
                 }
@@ -169,7 +170,8 @@ extension MediaPlayers {
                 guard player.names.count < maximumNamesPerPlayer else {
                     if loggedManyNames { return [] }
                     loggedManyNames = true
-                    return [.warn("\(owner) owns more than \(maximumNamesPerPlayer) player names; \(name) and later ones are not followed")]
+                    return [.warn(
+                        "\(owner) owns more than \(maximumNamesPerPlayer) player names; \(name) and later ones are not followed")]
                 }
                 player.names.insert(name)
                 players[owner] = player
@@ -250,7 +252,8 @@ extension MediaPlayers {
                     player.loggedWrongType = true
                     let names = player.names.map(\.rawValue).sorted().joined(separator: ", ")
                     effects.append(.warn(
-                        "PlaybackStatus of \(names) (\(owner)) has type '\(value.signature)', expected 's'; counted as not playing"))
+                        "PlaybackStatus of \(names) (\(owner)) has type '\(value.signature)', expected 's'; "
+                            + "counted as not playing"))
                 }
             }
             players[owner] = player
