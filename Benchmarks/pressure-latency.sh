@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Latency from a PSI memory-pressure trigger to a subscriber's callback, against a bare C program
-# polling the same trigger ("some 100000 2000000") on the same pressure file at the same time,
-# under real pressure: a memory hog in a cgroup limited to 16 MiB (SOURCES.md §12). Both are
-# measured from the same start, the hog's first touch (CLOCK_MONOTONIC), since the kernel's
-# trigger instant cannot be seen (DESIGN.md: the bus may add at most 10%).
+# polling the same trigger ("some 100000 2000000") on the same pressure file at the same time, under
+# real pressure: a memory hog in a cgroup limited to 16 MiB (Tests/README.md, "Memory pressure").
+# Both are measured from the same start, the hog's first touch (CLOCK_MONOTONIC), since the kernel's
+# trigger instant cannot be seen (Benchmarks/README.md, "Targets": the bus may add at most 10%).
 #
 #   Benchmarks/pressure-latency.sh                  # the Markdown tables on stdout, progress on stderr
 #   Benchmarks/pressure-latency.sh --samples 12     # any option of PressureLatency (see its main.swift)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every NotifyBus benchmark (release build) and prints a Markdown table of ratios, ours / anchor,
 # with the absolute medians beside them. Each benchmark runs side by side with its anchor, in the same
-# process, one after the other (DESIGN.md, "Performance targets").
+# process, one after the other (Benchmarks/README.md, "Targets").
 #
 #   Benchmarks/report.sh            # the table on stdout, progress on stderr
 #   Benchmarks/report.sh --raw DIR  # also keep the benchmark's JMH export (JSON) in DIR

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Latency from a uevent to a subscriber's callback, side by side with a bare libudev
 # monitor receiving the same uevents under umockdev, in one process and one run
-# (DESIGN.md, "udev uevent → subscriber": the bus may add at most 10%).
+# (Benchmarks/README.md, "Targets": the bus may add at most 10%).
 #
 #   Benchmarks/uevent-latency.sh                 # the Markdown tables on stdout, progress on stderr
 #   Benchmarks/uevent-latency.sh --events 4000   # any option of UeventLatency (see its main.swift)

@@ -14,7 +14,9 @@ import OrderedCollections
 /// the order of each key's latest event. Connected, live events leave one by one in publish order
 /// (`live`), at most `window` unacknowledged; the link takes more from the bus only when those are
 /// gone, so a broker slower than the bus leaves the backlog in the bus, which collapses it per key
-/// past its high-water mark as for any subscriber that falls behind.
+/// past its high-water mark as for any subscriber that falls behind. The first message of each key
+/// is a current value (`coalesced` 0): the first connection's, and a key's first value whenever
+/// its source publishes it.
 public struct MQTTLinkState: Sendable {
     /// One retained message owed for a key: its latest value, the bus time of the latest event
     /// it stands for, and how many events it stands for.
@@ -147,6 +149,9 @@ public struct MQTTLinkState: Sendable {
     private var firstFlush = false
     /// Whether the bus said it has events that have not been taken yet.
     private var readyWaiting = false
+    /// The keys the link has taken a notification of: the first message of any other key is its
+    /// current value (`coalesced` 0), whichever came first, the broker or the key's source.
+    private var keysTaken: Set<String> = []
 
     /// A link that has not started.
     public init() {}
@@ -219,9 +224,13 @@ public struct MQTTLinkState: Sendable {
         case .notifications(let events):
             for event in events {
                 guard case .notification(let notification) = event else { continue }
+                // A key's first message stands for its current value, not for a change: a source's
+                // first value of a key after the link started goes with `coalesced` 0, live or
+                // after an outage, as the current values of the first connection do.
+                let isFirst = keysTaken.insert(notification.key).inserted
                 let message = Message(
                     key: notification.key, value: notification.value, time: notification.lastEventTime,
-                    coalesced: notification.coalesced)
+                    coalesced: isFirst ? 0 : notification.coalesced)
                 // Connected, events leave as the bus delivers them; anything else (initial values,
                 // a flush, a resync's values) is owed, one per key.
                 if phase == .connected, notification.kind == .live || notification.kind == .collapsed {

@@ -52,13 +52,13 @@ struct DaemonWatch {
             return 69
         }
         let updates = await client.sourceUpdates()
-        // Each `suspended` line printed, so that Ctrl-Z stops the process only after it.
-        let (suspendedLines, printedSuspended) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        // The `suspended` lines printed, so that Ctrl-Z stops the process only after its own.
+        let suspendedLines = SuspendedLineCounter()
         return await withTaskGroup(of: Int32?.self) { group in
             group.addTask {
                 for await event in subscription {
                     output.event(event)
-                    if case .suspended = event { printedSuspended.yield() }
+                    if case .suspended = event { suspendedLines.linePrinted() }
                 }
                 return Task.isCancelled ? nil : 1  // the daemon left
             }
@@ -87,9 +87,11 @@ struct DaemonWatch {
     }
 
     /// Suspends and resumes the subscription as the signals say, until SIGINT or SIGTERM. Ctrl-Z
-    /// stops the process once the `suspended` line is printed (or after a second without it).
+    /// stops the process once the `suspended` line its `Suspend` brings is printed (or after a
+    /// second without it): a line printed before, such as the one of the daemon's own suspension
+    /// while something else froze or stopped the process, does not count.
     private func followSignals(
-        _ listener: SignalListener, _ subscription: RemoteSubscription, suspendedLines: AsyncStream<Void>
+        _ listener: SignalListener, _ subscription: RemoteSubscription, suspendedLines: SuspendedLineCounter
     ) async {
         // Whether the suspension came from Ctrl-Z: only then does fg end it.
         var suspended = false
@@ -97,20 +99,22 @@ struct DaemonWatch {
         for await signal in listener.signals {
             switch signal {
             case SIGUSR1:
+                let earlier = suspendedLines.printed
                 subscription.suspend()
                 suspended = true
                 suspendedByStop = false
-                await Self.next(of: suspendedLines, within: .seconds(1))
+                await suspendedLines.waitForLine(after: earlier, within: .seconds(1))
             case SIGUSR2:
                 subscription.resume()
                 suspended = false
                 suspendedByStop = false
             case SIGTSTP:
                 if !suspended {
+                    let earlier = suspendedLines.printed
                     subscription.suspend()
                     suspended = true
                     suspendedByStop = true
-                    await Self.next(of: suspendedLines, within: .seconds(1))
+                    await suspendedLines.waitForLine(after: earlier, within: .seconds(1))
                 }
                 kill(getpid(), SIGSTOP)
             case SIGCONT:
@@ -122,20 +126,6 @@ struct DaemonWatch {
             default:  // SIGINT, SIGTERM
                 return
             }
-        }
-    }
-
-    /// Waits for `stream`'s next element, at most `timeout`.
-    private static func next(of stream: AsyncStream<Void>, within timeout: Duration) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await _ in stream { break }
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-            }
-            await group.next()
-            group.cancelAll()
         }
     }
 }

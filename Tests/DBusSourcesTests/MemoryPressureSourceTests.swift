@@ -24,10 +24,11 @@ func bootTime() -> Double {
     return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }
 
-/// A cgroup2 group whose `memory.pressure` the source watches, and a memory limit of 16 MiB for
-/// what is put in it (SOURCES.md §12): a v1 memory group where the memory controller is on cgroup
-/// v1 (these machines), else the group's own `memory.max`. Both hierarchies are mounted afresh in
-/// a scratch directory (a second view of the same hierarchy), so nothing is assumed of /sys/fs/cgroup.
+/// A cgroup2 group whose `memory.pressure` the source watches, and a memory limit of 16 MiB for what
+/// is put in it (Tests/README.md, "Memory pressure"): a v1 memory group where the memory controller is
+/// on cgroup v1 (these machines), else the group's own `memory.max`. Both hierarchies are mounted
+/// afresh in a scratch directory (a second view of the same hierarchy), so nothing is assumed of
+/// /sys/fs/cgroup.
 final class PressureGroup {
     let directory: String
     /// The group's `memory.pressure`.

@@ -3,12 +3,12 @@ import NotifyBusMQTT
 import TestSupport
 import Testing
 
-/// The Home Assistant sensor of the PublishingAFleet article reads what a link really publishes.
+/// The Home Assistant sensor of the specification article Publishing a fleet to MQTT reads what a link really publishes.
 @Suite(.serialized) struct HomeAssistantExampleTests {
     static let article: String = {
         let file = "\(#filePath)"
         let tests = file[..<(file.lastIndex(of: "/") ?? file.endIndex)]
-        return tests + "/../../Sources/NotifyBusMQTT/NotifyBusMQTT.docc/PublishingAFleet.md"
+        return tests + "/../../Sources/NotifyBus/NotifyBus.docc/PublishingAFleet.md"
     }()
 
     /// The value of `name:` in the article's YAML block, unquoted.

@@ -19,6 +19,22 @@ import Testing
         actions.compactMap { if case .publish(let message) = $0 { return message } else { return nil } }
     }
 
+    /// A link connected at once whose first connection published the current values of `keys`
+    /// (at time 0, each acknowledged): later notifications of those keys are changes.
+    func connected(knowing keys: [String]) -> MQTTLinkState {
+        var state = MQTTLinkState()
+        _ = state.handle(.start)
+        _ = state.handle(.connected(sessionPresent: false))
+        var pending = published(state.handle(.notifications(keys.map { note($0, 0, 0, at: 0) })))
+        var messageID: Int32 = 10_000
+        while !pending.isEmpty {
+            messageID += 1
+            _ = state.handle(.sent(pending.removeFirst(), messageID: messageID))
+            pending += published(state.handle(.acknowledged(messageID: messageID)))
+        }
+        return state
+    }
+
     @Test func initialValuesWaitForTheFirstConnectionAndMergeWithWhatFollows() {
         var state = MQTTLinkState()
         #expect(state.handle(.start) == [.connect(.v5)])
@@ -37,11 +53,36 @@ import Testing
             Message(key: "a", value: 4, time: .seconds(6), coalesced: 2)])
     }
 
-    @Test func anUnacknowledgedPublishIsOwedAgainWithItsCount() {
+    @Test func aSourcesFirstValueOfAKeyIsACurrentValueWhenTheBrokerAnsweredFirst() {
         var state = MQTTLinkState()
         _ = state.handle(.start)
+        // The broker answers before any source has published: the resume's flush has the one
+        // key the bus already had.
         _ = state.handle(.connected(sessionPresent: false))
-        _ = state.handle(.notifications([]))  // the resume's flush: nothing held
+        #expect(published(state.handle(.notifications([note("old", 1, 0, at: 0)]))) == [
+            Message(key: "old", value: 1, time: .seconds(0), coalesced: 0)])
+        // Then the sources' first values, live events of keys the link has never sent: current
+        // values, `coalesced` 0; a change of a key the link has sent counts 1.
+        let first = published(state.handle(.notifications([
+            liveEvent("battery/BAT0/level", 0.5, at: 1), liveEvent("old", 2, at: 2),
+            liveEvent("battery/BAT0/level", 0.49, at: 3),
+        ])))
+        #expect(first == [
+            Message(key: "battery/BAT0/level", value: 0.5, time: .seconds(1), coalesced: 0),
+            Message(key: "old", value: 2, time: .seconds(2), coalesced: 1),
+            Message(key: "battery/BAT0/level", value: 0.49, time: .seconds(3), coalesced: 1),
+        ])
+        // A key whose first events come during an outage: its message is its current value too.
+        _ = state.handle(.connectionLost(reason: "gone", random: 0.5))
+        _ = state.handle(.notifications([note("new", 7, 3, at: 9)]))
+        _ = state.handle(.retryDue)
+        _ = state.handle(.connected(sessionPresent: true))
+        #expect(published(state.handle(.notifications([]))).first { $0.key == "new" }
+            == Message(key: "new", value: 7, time: .seconds(9), coalesced: 0))
+    }
+
+    @Test func anUnacknowledgedPublishIsOwedAgainWithItsCount() {
+        var state = connected(knowing: ["k", "j"])
         let live = published(state.handle(.notifications([note("k", 1, 1, at: 1), note("j", 7, 1, at: 2)])))
         #expect(live.count == 2)
         _ = state.handle(.sent(live[0], messageID: 1))
@@ -73,10 +114,7 @@ import Testing
     }
 
     @Test func aBrokerSlowerThanTheBusGetsTheLatestValuesNotAGrowingQueue() {
-        var state = MQTTLinkState()
-        _ = state.handle(.start)
-        _ = state.handle(.connected(sessionPresent: false))
-        _ = state.handle(.notifications([]))
+        var state = connected(knowing: (0..<30).map { "k\($0)" })
         let window = MQTTLinkState.window
         // 100 changes of 30 keys at once: the window's worth leaves, the rest waits, one per key.
         var burst: [SubscriptionEvent] = []
@@ -102,10 +140,7 @@ import Testing
     }
 
     @Test func anOlderPublishOwedAgainNeverHidesTheLatestValue() {
-        var state = MQTTLinkState()
-        _ = state.handle(.start)
-        _ = state.handle(.connected(sessionPresent: false))
-        _ = state.handle(.notifications([]))
+        var state = connected(knowing: (0..<MQTTLinkState.window).map { "k\($0)" } + ["late", "later"])
         // The window full: 20 keys in flight, `k0` among them at 1; then `k0` changes to 2 and
         // waits, as do `late` and `later`.
         var burst: [SubscriptionEvent] = []
@@ -129,10 +164,7 @@ import Testing
     }
 
     @Test func connectedEveryLiveEventLeavesInOrderAndTheBusKeepsTheBacklog() {
-        var state = MQTTLinkState()
-        _ = state.handle(.start)
-        _ = state.handle(.connected(sessionPresent: false))
-        _ = state.handle(.notifications([]))
+        var state = connected(knowing: ["k"])
         // The bus has events: taken at once while the window has room.
         #expect(state.handle(.ready) == [.poll])
         // 30 changes of one key: each its own message, `coalesced` 1, in publish order; the
@@ -159,10 +191,7 @@ import Testing
     }
 
     @Test func liveEventsNotSentWhenTheConnectionDropsAreOwedOnePerKey() {
-        var state = MQTTLinkState()
-        _ = state.handle(.start)
-        _ = state.handle(.connected(sessionPresent: false))
-        _ = state.handle(.notifications([]))
+        var state = connected(knowing: ["a", "b"])
         let burst = (0..<25).map { liveEvent($0 % 2 == 0 ? "a" : "b", .integer(Int64($0)), at: Int64($0)) }
         for (index, message) in published(state.handle(.notifications(burst))).enumerated() {
             _ = state.handle(.sent(message, messageID: Int32(index + 1)))

@@ -39,6 +39,23 @@ import Testing
         #expect(try await broker.retained("nb/host-1/$online")["nb/host-1/$online"] == "false")
     }
 
+    /// The broker answers before the sources publish: their first values are current values.
+    @Test func aKeysFirstValueAfterTheFirstConnectionIsACurrentValue() async throws {
+        let broker = try await MosquittoBroker()
+        let bus = NotificationBus()
+        let bed = try LinkBed(broker: broker, bus: bus)
+        #expect(await bed.waitUntilRunning())
+        #expect(await bed.waitUntilSettled())
+        bus.publish("battery/BAT0/level", 0.5)
+        #expect(await eventually { (try? await broker.retained(bed.everything).payload(bed.topic("battery/BAT0/level"))) != nil })
+        let first = try #require(try await broker.retained(bed.everything).payload(bed.topic("battery/BAT0/level")))
+        #expect(first.value == 0.5 && first.coalesced == 0, "\(first)")
+        bus.publish("battery/BAT0/level", 0.49)
+        #expect(await eventually { (try? await broker.retained(bed.everything).payload(bed.topic("battery/BAT0/level")))?.value == 0.49 })
+        #expect(try await broker.retained(bed.everything).payload(bed.topic("battery/BAT0/level"))?.coalesced == 1)
+        await bed.shutdown()
+    }
+
     @Test func anOutageSendsOneMessagePerChangedKeyWithItsCount() async throws {
         let broker = try await MosquittoBroker()
         let bus = NotificationBus()

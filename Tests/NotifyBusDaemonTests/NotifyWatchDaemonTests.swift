@@ -61,6 +61,34 @@ struct NotifyWatchDaemonTests {
         #expect(watch.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
     }
 
+    /// Ctrl-Z prints `suspended` before the process stops, also after the daemon itself suspended
+    /// the subscription once (the process stopped from outside and continued).
+    @Test func ctrlZPrintsSuspendedFirstAfterAStopFromOutside() async throws {
+        let bed = try await DaemonBed()
+        let watch = try bed.notifywatch(["network/connectivity"])
+        #expect(bed.lines(of: watch, until: isNotification("network/connectivity", "full")) != nil)
+        kill(watch.pid, SIGSTOP)
+        #expect(await eventually(timeout: .seconds(5)) { DaemonProcess.isStopped(watch.pid) })
+        try await bed.setConnectivity(1)
+        try await Task.sleep(for: .milliseconds(300))
+        kill(watch.pid, SIGCONT)
+        let across = try #require(bed.lines(of: watch, until: isNotification("network/connectivity", "none")))
+        #expect(across.map(\.type) == ["suspended", "resumed", "notification"], "\(across)")
+
+        kill(watch.pid, SIGTSTP)
+        #expect(await eventually(timeout: .seconds(10)) { DaemonProcess.isStopped(watch.pid) })
+        // Read while it is stopped: the line must already be out.
+        let printed = bed.lines(of: watch, until: { $0.type == "suspended" }, timeout: .seconds(2))
+        #expect(printed?.map(\.type) == ["suspended"], "notifywatch stopped without printing suspended")
+        #expect(DaemonProcess.isStopped(watch.pid))
+        try await bed.setConnectivity(2)
+        kill(watch.pid, SIGCONT)
+        let resumed = bed.lines(of: watch, until: isNotification("network/connectivity", "portal"))
+        #expect(resumed?.map(\.type) == ["resumed", "notification"], "\(resumed ?? [])")
+        kill(watch.pid, SIGTERM)
+        #expect(watch.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
+    }
+
     @Test func withoutADaemonItExits69() async throws {
         let bus = try PrivateBus(.session)
         let watch = try ChildProcess(

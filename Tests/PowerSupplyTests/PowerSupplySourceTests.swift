@@ -296,8 +296,9 @@ struct PowerSupplySourceTests {
 
     @Test func twoListenersOnOneTestbedBothSeeEveryUevent() throws {
         // umockdev names each emulated uevent socket after its descriptor number; a second process
-        // whose socket has the same number takes the first one's events (SOURCES.md §6). The
-        // second probe takes its low descriptors first, so its socket gets a different number.
+        // whose socket has the same number takes the first one's events (Tests/README.md, "umockdev
+        // test beds"). The second probe takes its low descriptors first, so its socket gets a
+        // different number.
         let testbed = try Testbed()
         try testbed.add("AC", acOffline)
         let first = try Probe(testbed: testbed)

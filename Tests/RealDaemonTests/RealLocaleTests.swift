@@ -6,10 +6,10 @@ import Testing
 import Glibc
 #endif
 
-/// `notifywatch --source locale` against the REAL systemd-localed (SOURCES.md §4), in a private
-/// mount namespace over copies of /etc and /usr/lib/locale, on a private system bus named by
-/// `--system-bus`. Only locales every system has (C.UTF-8, C, POSIX) are set, so localed never
-/// runs locale-gen (and if it did, it would write the copy).
+/// `notifywatch --source locale` against the REAL systemd-localed (Tests/README.md, "localed and
+/// timedated"), in a private mount namespace over copies of /etc and /usr/lib/locale, on a private
+/// system bus named by `--system-bus`. Only locales every system has (C.UTF-8, C, POSIX) are set,
+/// so localed never runs locale-gen (and if it did, it would write the copy).
 @Suite("notifywatch with the real systemd-localed", .enabled(if: canRunRealLocaled, "needs root for unshare --mount; always run under CI"))
 struct RealLocaleTests {
     @Test func initialLiveSuspendedReactivatedTerminatedAndReplayed() async throws {

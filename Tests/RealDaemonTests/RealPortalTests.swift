@@ -7,10 +7,11 @@ import Glibc
 #endif
 
 /// `notifywatch --source settings` against the REAL xdg-desktop-portal 1.16 (Settings version 1:
-/// `Read` double-wraps, no `ReadOne`) with xdg-desktop-portal-gtk and dconf, headless on Xvfb, on
-/// a private session bus named by `--session-bus` (SOURCES.md §5). Changes are made as a user
-/// makes them, with `gsettings set`; the portal forwards each as `SettingChanged`, and a colour
-/// scheme change as two (the GNOME string and the `org.freedesktop.appearance` number).
+/// `Read` double-wraps, no `ReadOne`) with xdg-desktop-portal-gtk and dconf, headless on Xvfb, on a
+/// private session bus named by `--session-bus` (Tests/README.md, "The portal, headless"). Changes
+/// are made as a user makes them, with `gsettings set`; the portal forwards each as
+/// `SettingChanged`, and a colour scheme change as two (the GNOME string and the
+/// `org.freedesktop.appearance` number).
 @Suite("notifywatch with the real xdg-desktop-portal")
 struct RealPortalTests {
     static let gnomeScheme = "settings/org.gnome.desktop.interface/color-scheme"

@@ -25,9 +25,10 @@ func eventuallyTrue(timeout: Duration = realPatience, _ condition: () async -> B
 }
 
 /// `notifywatch --source sensors` against the REAL iio-sensor-proxy (/usr/sbin/iio-sensor-proxy)
-/// on umockdev IIO devices (an accelerometer, a proximity sensor and a light sensor; SOURCES.md
-/// §2), on a private system bus named by `--system-bus`. The daemon polls the test bed's sysfs
-/// files every ~700 ms while a sensor is claimed, so every change takes about that long to show.
+/// on umockdev IIO devices (an accelerometer, a proximity sensor and a light sensor;
+/// Tests/README.md, "iio-sensor-proxy on umockdev"), on a private system bus named by
+/// `--system-bus`. The daemon polls the test bed's sysfs files every ~700 ms while a sensor is
+/// claimed, so every change takes about that long to show.
 @Suite("notifywatch with the real iio-sensor-proxy")
 struct RealSensorsTests {
     static let service = "net.hadess.SensorProxy"

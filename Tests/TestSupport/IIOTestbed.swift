@@ -3,8 +3,9 @@ import Glibc
 #endif
 
 /// The REAL iio-sensor-proxy (Debian's /usr/sbin/iio-sensor-proxy) on umockdev IIO devices
-/// (Fixtures/iio_testbed.py, SOURCES.md §2), on a private system bus. Only the test bed and
-/// the daemon run under umockdev's preload; the bus and the test process do not.
+/// (Fixtures/iio_testbed.py, Tests/README.md, "iio-sensor-proxy on umockdev"), on a private system
+/// bus. Only the test bed and the daemon run under umockdev's preload; the bus and the test process
+/// do not.
 public final class IIOTestbed: Sendable {
     let process: ChildProcess
 

@@ -5,7 +5,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// A private `dbus-daemon` for one test (SOURCES.md §1), never the machine's bus.
+/// A private `dbus-daemon` for one test (Tests/README.md, "Private buses"), never the machine's bus.
 ///
 /// Its address has no `guid`, so a client can reconnect to a restarted daemon on the same socket.
 public final class PrivateBus: Sendable {

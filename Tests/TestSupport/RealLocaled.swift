@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// The REAL systemd-localed (`/lib/systemd/systemd-localed`) on a private system bus, without
-/// systemd as PID 1 (SOURCES.md §4).
+/// systemd as PID 1 (Tests/README.md, "localed and timedated").
 ///
 /// It runs in a private mount namespace (`unshare --mount`, root only) where `/etc` and
 /// `/usr/lib/locale` are bind-mounted copies in a temporary directory: whatever it writes
@@ -93,7 +93,8 @@ public final class RealLocaled: Sendable {
         try await bus.waitForNoOwner(of: Self.name)
     }
 
-    /// Lets the bus start localed when a client calls it (SOURCES.md §4: private servicedir + ReloadConfig).
+    /// Lets the bus start localed when a client calls it (Tests/README.md, "localed and timedated":
+    /// private servicedir + ReloadConfig).
     public func installActivation() async throws {
         try await bus.installService(name: Self.name, exec: wrapper)
     }

@@ -5,10 +5,11 @@ import Synchronization
 import Glibc
 #endif
 
-/// The REAL xdg-desktop-portal with its GTK backend and dconf, headless, on a private session
-/// bus (SOURCES.md §5): `dconf-service`, then `Xvfb` (xdg-desktop-portal-gtk needs a display),
-/// then `/usr/libexec/xdg-desktop-portal-gtk`, then `/usr/libexec/xdg-desktop-portal`, each
-/// waited for (its bus name, or Xvfb's display number) before the next.
+/// The REAL xdg-desktop-portal with its GTK backend and dconf, headless, on a private session bus
+/// (Tests/README.md, "The portal, headless"): `dconf-service`, then `Xvfb` (xdg-desktop-portal-gtk
+/// needs a display), then `/usr/libexec/xdg-desktop-portal-gtk`, then
+/// `/usr/libexec/xdg-desktop-portal`, each waited for (its bus name, or Xvfb's display number)
+/// before the next.
 ///
 /// Everything runs with a throw-away `HOME`, `XDG_CONFIG_HOME` (the dconf database) and
 /// `XDG_RUNTIME_DIR` under the bus's directory, `XDG_CURRENT_DESKTOP=GNOME` (the GTK backend is

@@ -4,10 +4,10 @@ import Synchronization
 import Glibc
 #endif
 
-/// The REAL systemd-timedated (`/lib/systemd/systemd-timedated`) on a private system bus,
-/// without systemd as PID 1, in a private mount namespace whose `/etc` is a bind-mounted copy
-/// (SOURCES.md §4 and §10): `SetTimezone` retargets the copy's `/etc/localtime`, never the
-/// machine's.
+/// The REAL systemd-timedated (`/lib/systemd/systemd-timedated`) on a private system bus, without
+/// systemd as PID 1, in a private mount namespace whose `/etc` is a bind-mounted copy
+/// (Tests/README.md, "localed and timedated"): `SetTimezone` retargets the copy's `/etc/localtime`,
+/// never the machine's.
 ///
 /// Started directly (`start()`) or bus-activated (`installActivation()`). On `deinit` every
 /// timedated process still on the bus is stopped (the one started here, and an activated one,

@@ -8,7 +8,7 @@ import Glibc
 ///
 /// The script runs under umockdev's preload itself: its uevent sender looks devices up
 /// through libudev, which must see the test bed's /sys. It binds no uevent socket, so it cannot
-/// collide with the uevent socket of the process under test (SOURCES.md §6).
+/// collide with the uevent socket of the process under test (Tests/README.md, "umockdev test beds").
 public final class Testbed: Sendable {
     /// The script's process.
     public let process: ChildProcess

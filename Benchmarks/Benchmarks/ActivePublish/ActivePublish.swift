@@ -1,4 +1,4 @@
-// Publishing to one active subscriber, side by side with its anchors (DESIGN.md, "Performance targets"):
+// Publishing to one active subscriber, side by side with its anchors (Benchmarks/README.md, "Targets"):
 //   NotificationBus.publish         + the consumer draining with `poll()` every 64 publishes
 //   NotificationCenter.post         with one observer (called synchronously by `post`), value in userInfo
 //   AsyncStream.Continuation.yield  + the consumer draining 64 elements with `next()` every 64 yields

@@ -1,4 +1,4 @@
-// Fan-out to 100 subscribers, each matching the key (DESIGN.md, "fan-out to 100 subscribers").
+// Fan-out to 100 subscribers, each matching the key (Benchmarks/README.md, "Targets").
 //   ours, suspended: 100 suspended subscribers; publish round-robin over 100 keys.
 //   ours, active:    100 active subscribers, each drained with poll() every 64 publishes.
 //   anchor:          100 `Mutex<[String: Int]>` upserts of the same key (one map per subscriber).

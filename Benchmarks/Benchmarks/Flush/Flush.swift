@@ -1,4 +1,4 @@
-// Flush on resume, per key (DESIGN.md, "Performance targets": ≤ 20 ns per key plus one wake-up).
+// Flush on resume, per key (Benchmarks/README.md, "Targets": ≤ 20 ns per key plus one wake-up).
 //   ours:   subscriptions suspended, one event published to each of N keys (not measured), then
 //           resume + poll() of the flush (measured). 10,000 flushed keys per sample: with N = 100,
 //           100 subscriptions; with N = 1000, 10. The median in µs divided by 10 is ns per key.

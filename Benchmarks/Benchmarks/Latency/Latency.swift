@@ -1,4 +1,4 @@
-// Delivery latency to a waiting task: a ping-pong between two tasks (DESIGN.md, "Performance targets").
+// Delivery latency to a waiting task: a ping-pong between two tasks (Benchmarks/README.md, "Targets").
 //   ours:   the main task publishes "ping" and awaits "pong" on its subscription; an echo task
 //           iterates the "ping" subscription and publishes "pong" for each.
 //   anchor: the same with two AsyncStreams.

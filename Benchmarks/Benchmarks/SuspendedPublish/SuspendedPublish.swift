@@ -1,4 +1,4 @@
-// Publishing to a suspended subscriber, side by side with its anchors (DESIGN.md, "Performance targets"):
+// Publishing to a suspended subscriber, beside its anchors (Benchmarks/README.md, "Targets"):
 //   publish by key      vs `Mutex<[String: Int]>` upsert over the same 100 keys   (target ≤ 1.5×)
 //   publish by handle   vs a bare `Mutex` lock/unlock                              (target ≤ 2.5×)
 // Each sample is 1000 publishes (scalingFactor .kilo), so the median in µs is ns per publish.

@@ -27,8 +27,9 @@ extension NotificationBus {
             guard Self.jsonLengthBound(value) > Self.maximumSourceValueBytes else { return true }
             let length = value.jsonText.utf8.count
             guard length > Self.maximumSourceValueBytes else { return true }
+            // The key in the text too: a log handler may print the message without its metadata.
             problem(
-                "a value of \(length) bytes of JSON is longer than \(Self.maximumSourceValueBytes): not published",
+                "key \(key): a value of \(length) bytes of JSON is longer than \(Self.maximumSourceValueBytes): not published",
                 key: key)
             return false
         }

@@ -1,6 +1,6 @@
 '''python-dbusmock template: a systemd-localed stand-in (org.freedesktop.locale1, system bus).
 
-Mirrors what SOURCES.md §4 observed of systemd-localed 252:
+Mirrors what Tests/README.md, "localed and timedated", says of systemd-localed 252:
 * Locale (as), X11*/VConsole* (s) properties, all read-only.
 * SetLocale(as, b): merge semantics (variables not passed are kept), an LC_* equal to LANG is
   dropped, a bare value means LANG=value, unknown variables raise InvalidArgs, and

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Real memory pressure for the memory source's tests (SOURCES.md §12), driven over stdin/stdout.
+"""Real memory pressure for the memory source's tests, driven over stdin/stdout
+(Tests/README.md, "Memory pressure").
 
     memory_load.py FILE SECONDS PROCS_FILE...
 

@@ -1,7 +1,7 @@
 '''python-dbusmock template: the XDG desktop portal's Settings interface (session bus).
 
 org.freedesktop.portal.Desktop at /org/freedesktop/portal/desktop, interface
-org.freedesktop.portal.Settings, as SOURCES.md §5/§7 describe:
+org.freedesktop.portal.Settings, as Tests/README.md, "The portal, headless", describes it:
 * property version (u): parameter version, 1 (xdg-desktop-portal 1.16) or 2 (>= 1.18).
 * ReadAll(as namespaces) -> a{sa{sv}}: [] is all; a trailing * is a prefix glob.
 * Read(s, s) -> v: the value double-wrapped (a variant in the variant), as portals do.

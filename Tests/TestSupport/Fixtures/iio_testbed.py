@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""A umockdev test bed of IIO sensors with the REAL iio-sensor-proxy on it (SOURCES.md §2).
+"""A umockdev test bed of IIO sensors with the REAL iio-sensor-proxy on it
+(Tests/README.md, "iio-sensor-proxy on umockdev").
 
 Run under umockdev's preload (LD_PRELOAD=libumockdev-preload.so.0), with DBUS_SYSTEM_BUS_ADDRESS
 pointing at the test's private bus (whose dbus-daemon runs without the preload). Prints

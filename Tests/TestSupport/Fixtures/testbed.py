@@ -4,9 +4,9 @@
 Started by the Swift tests (TestSupport's Testbed) under umockdev's preload
 (LD_PRELOAD=libumockdev-preload.so.0): umockdev's uevent sender looks the device up
 through libudev, which must see the test bed's /sys. This script binds no uevent socket,
-so it cannot take the events of the process under test (SOURCES.md §6). It creates a UMockdev.Testbed, prints
-{"root": "<dir>"} (the UMOCKDEV_DIR for the process under test), then answers one
-JSON line per request:
+so it cannot take the events of the process under test (Tests/README.md, "umockdev test
+beds"). It creates a UMockdev.Testbed, prints {"root": "<dir>"} (the UMOCKDEV_DIR for the
+process under test), then answers one JSON line per request:
 
   {"op": "add", "name": "BAT0", "attributes": {...}, "properties": {...}, "subsystem": "power_supply"}
       adds /sys/class/<subsystem>/<name> ("subsystem" is optional, power_supply by

@@ -18,9 +18,9 @@ import Glibc
 /// time of every process in that window. Then the peak, whether the daemon still answers `Get
 /// Version`, the attacker's report, the daemon's size a second after the attacker left, and its log.
 ///
-/// Goals (DESIGN.md): p99 under attack ≤ 2× the p99 with no attacker (all the daemons' runs with
-/// no attacker pooled; each daemon's own is shown beside it), and peak ≤ idle + 32 MiB + twice
-/// the attacker's largest message + its held entries (1 KiB each).
+/// Goals (Benchmarks/README.md, "Targets"): p99 under attack ≤ 2× the p99 with no attacker (all the
+/// daemons' runs with no attacker pooled; each daemon's own is shown beside it), and peak ≤ idle +
+/// 32 MiB + twice the attacker's largest message + its held entries (1 KiB each).
 struct AttackBenchmark {
     let notifybusd: String
     let executable: String

@@ -44,7 +44,7 @@ struct AttackReport {
         Swift.print("")
         attackers()
         Swift.print("")
-        Swift.print("Live p99 ≤ 2× with no attacker (DESIGN.md): met under \(list(latencyMet)), missed under \(list(latencyMissed)). "
+        Swift.print("Live p99 ≤ 2× with no attacker (Benchmarks/README.md, \"Targets\"): met under \(list(latencyMet)), missed under \(list(latencyMissed)). "
             + "Live events within 100 ms at p99, none lost (specification: D-Bus interface, \"Broken and hostile clients\"): missed under \(list(contractMissed)). "
             + "Another client's `Get Version` answered within 100 ms at p99, none failed, and after the attack (the same article): missed under \(list(probeMissed)).")
     }

@@ -12,9 +12,10 @@ struct BenchError: Error, CustomStringConvertible {
 }
 
 /// A cgroup2 group whose `memory.pressure` both receivers watch, and a 16 MiB memory limit for the
-/// hog (SOURCES.md §12, as the memory source's tests make pressure): a v1 memory group where the
-/// memory controller is on cgroup v1 (these machines), else the group's own `memory.max`. Both
-/// hierarchies are mounted afresh in a scratch directory, so nothing is assumed of /sys/fs/cgroup.
+/// hog (Tests/README.md, "Memory pressure", as the memory source's tests make pressure): a v1
+/// memory group where the memory controller is on cgroup v1 (these machines), else the group's own
+/// `memory.max`. Both hierarchies are mounted afresh in a scratch directory, so nothing is assumed
+/// of /sys/fs/cgroup.
 final class PressureGroup {
     /// The scratch directory (mounts, and the hog's 64 MiB file).
     let directory: String

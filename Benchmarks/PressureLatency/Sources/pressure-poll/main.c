@@ -1,10 +1,11 @@
 // pressure-poll: the bare anchor of PressureLatency, and the memory hog that makes the pressure.
 //
 //   pressure-poll poll FILE
-//       Arms "some 100000 2000000" on the PSI file FILE (SOURCES.md §12: opened O_RDWR|O_NONBLOCK,
-//       the trigger written with its NUL), prints "armed", then for each wake-up on POLLPRI one
-//       line "some NS", NS the CLOCK_MONOTONIC time taken as poll() returned. Ends when its
-//       standard input closes; prints "error" and ends if the trigger reports POLLERR.
+//       Arms "some 100000 2000000" on the PSI file FILE (Tests/README.md, "Memory pressure":
+//       opened O_RDWR|O_NONBLOCK, the trigger written with its NUL), prints "armed", then for
+//       each wake-up on POLLPRI one line "some NS", NS the CLOCK_MONOTONIC time taken as poll()
+//       returned. Ends when its standard input closes; prints "error" and ends if the trigger
+//       reports POLLERR.
 //   pressure-poll hog FILE PROCS_FILE...
 //       Writes FILE (64 MiB), flushes it and drops it from the page cache, maps it shared, prints
 //       "ready" and waits for a line "go". Then it writes its PID to each PROCS_FILE (the

@@ -14,7 +14,7 @@ import Glibc
 /// `glob(…, GLOB_NOSORT)` lists them (see `socketOrder`).
 ///
 /// Used on one thread only (not `Sendable`). Releasing it removes the directory (umockdev's
-/// finalizer does; nothing else may remove it first, SOURCES.md §6).
+/// finalizer does; nothing else may remove it first, Tests/README.md, "umockdev test beds").
 final class Testbed {
     private let pointer: UnsafeMutablePointer<UMockdevTestbed>
     /// The test bed's root directory (`UMOCKDEV_DIR`).
