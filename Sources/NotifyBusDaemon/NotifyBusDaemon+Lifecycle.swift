@@ -17,7 +17,8 @@ extension NotifyBusDaemon {
                     context[local: BusService.key]?.setSource(
                         LifecycleService.sourceName, status: status.name, reason: status.reason ?? "")
                 },
-                beforeFrozen: { context in context[local: BusService.key]?.life?.rereadGroups() })
+                beforeFrozen: { context in context[local: BusService.key]?.life?.rereadGroups() },
+                connection: { context in context[local: BusService.key]?.connection })
         } catch {
             self.configuration.logger.error("cannot start the lifecycle: \(error)")
             return nil

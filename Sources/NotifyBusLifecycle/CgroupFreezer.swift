@@ -26,8 +26,14 @@ final class CgroupFreezer {
     var onFrozen: (String, Bool) -> Void = { _, _ in }
     var onNotFrozen: (String, _ failed: Bool) -> Void = { _, _ in }
     /// Writes freezes and thaws; by default the cgroup's own `cgroup.freeze`.
-    var writer: Writer = { _, directory, freeze, done in
-        done(SmallFile.write(freeze ? "1" : "0", toExisting: directory + "/cgroup.freeze").map { "\($0)" })
+    var writer: Writer = { _, directory, freeze, done in done(CgroupFreezer.write(freeze, in: directory)) }
+    /// Told of each cgroup `thawAllNow()` thawed by writing its file (systemd may be told too).
+    var onThawedNow: (String) -> Void = { _ in }
+
+    /// Writes `1` (`freeze`) or `0` to `cgroup.freeze` in `directory`; `nil` on success, else
+    /// the error in words.
+    static func write(_ freeze: Bool, in directory: String) -> String? {
+        SmallFile.write(freeze ? "1" : "0", toExisting: directory + "/cgroup.freeze").map { "\($0)" }
     }
 
     /// A freezer on `context`'s loop.
@@ -117,6 +123,7 @@ final class CgroupFreezer {
                 continue
             }
             listed.remove(group)
+            onThawedNow(group)
         }
         if let error = stateFile.write(listed.sorted()) { logger.error("lifecycle: \(error)") }
         for file in watched.keys { inotify?.remove(file) }

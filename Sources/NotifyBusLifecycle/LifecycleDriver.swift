@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import DBus
 import EpollLoop
 import Logging
 import NotifyBus
@@ -43,15 +44,24 @@ final class LifecycleDriver {
     private var stopped = false
     /// PIDs never to be frozen, by who reported them.
     private var protectedPIDs: [String: Set<Int32>] = [:]
-    /// PIDs of MPRIS players that are `Playing`.
-    private var playingPIDs: Set<Int32> = []
+    /// The session bus, for the systemd user manager, media players and protected names;
+    /// `nil`: none of them is followed.
+    private let connection: DBusConnection?
+    private var players: MediaPlayers?
+    private var protectedNames: ProtectedProcesses?
+    private var units: SystemdUnits?
+    /// The cgroups frozen through the systemd user manager (`FreezeUnit`): thawed through it too.
+    private var unitFrozen: Set<String> = []
+    /// How long a thaw waits for `ThawUnit` before writing `cgroup.freeze` itself.
+    static let thawUnitPatience = Duration.milliseconds(50)
 
     init(
         configuration: LifecycleConfiguration, bus: NotificationBus, context: LoopContext, logger: Logger,
         onStatus: @escaping (SourceStatus) -> Void, beforeFrozen: @escaping () -> Void,
-        postLocked: @escaping @Sendable (Bool) -> Void
+        postLocked: @escaping @Sendable (Bool) -> Void, connection: DBusConnection?
     ) {
         self.postLocked = postLocked
+        self.connection = connection
         self.configuration = configuration
         self.bus = bus
         self.context = context
@@ -99,6 +109,7 @@ final class LifecycleDriver {
         freezer.onNotFrozen = { [weak self] group, failed in self?.handle(.notFrozen(group: group, failed: failed)) }
         self.freezer = freezer
         protect(getpid(), as: "notifybusd")
+        if let connection { followSession(connection, freezer: freezer) }
         followLock()
         connect()
     }
@@ -110,6 +121,9 @@ final class LifecycleDriver {
         stopped = true
         freezer?.thawAllNow()
         freezer?.stop()
+        players?.stop()
+        protectedNames?.stop()
+        units?.stop()
         backend?.stop()
         backend = nil
         lock?.cancel()
@@ -128,7 +142,6 @@ final class LifecycleDriver {
 
     /// Reports the PIDs whose MPRIS players are `Playing`.
     func setPlaying(_ pids: Set<Int32>) {
-        playingPIDs = pids
         let groups = Set(pids.compactMap { ControlGroup.group(ofProcess: $0) })
         handle(.playingGroups(groups))
     }
@@ -139,6 +152,57 @@ final class LifecycleDriver {
             if let group = ControlGroup.group(ofProcess: pid) { groups.insert(group) }
         }
         handle(.protectedGroups(groups))
+    }
+
+    /// Follows the session bus: the protected names' owners and the bus daemon, the MPRIS
+    /// players, and the systemd user manager, through which units it knows are frozen.
+    private func followSession(_ connection: DBusConnection, freezer: CgroupFreezer) {
+        protectedNames = ProtectedProcesses(connection: connection, logger: logger) { [weak self] pids in
+            self?.protect(pids, as: "session")
+        }
+        players = MediaPlayers(connection: connection, logger: logger) { [weak self] pids in self?.setPlaying(pids) }
+        let units = SystemdUnits(connection: connection, logger: logger)
+        self.units = units
+        freezer.writer = { [weak self] group, directory, freeze, done in
+            guard let self, let units = self.units else { return done(CgroupFreezer.write(freeze, in: directory)) }
+            let unit = String(group.split(separator: "/").last ?? "")
+            if freeze {
+                units.lookUp(unit: unit) { [weak self] lookup in
+                    guard case .known = lookup else { return done(CgroupFreezer.write(true, in: directory)) }
+                    units.freeze(unit: unit) { [weak self] result in
+                        switch result {
+                        case .success:
+                            self?.unitFrozen.insert(group)
+                            done(nil)
+                        case .failure(let error):
+                            done("FreezeUnit(\(unit)): \(error)")
+                        }
+                    }
+                }
+            } else {
+                guard self.unitFrozen.remove(group) != nil else { return done(CgroupFreezer.write(false, in: directory)) }
+                // ThawUnit, so that systemd's freezer state stays true; its own file written if
+                // systemd fails or has not answered within the thaw's bound.
+                var answered = false
+                let fallback = self.context.scheduleTimer(after: Self.thawUnitPatience) {
+                    guard !answered else { return }
+                    answered = true
+                    done(CgroupFreezer.write(false, in: directory))
+                }
+                units.thaw(unit: unit) { [weak self] result in
+                    guard !answered else { return }
+                    answered = true
+                    self?.context.cancelTimer(fallback)
+                    if case .failure = result { return done(CgroupFreezer.write(false, in: directory)) }
+                    done(nil)
+                }
+            }
+        }
+        freezer.onThawedNow = { [weak self] group in
+            // A thaw written behind systemd's back: systemd is told too, so its state follows.
+            guard let self, self.unitFrozen.remove(group) != nil else { return }
+            self.units?.thaw(unit: String(group.split(separator: "/").last ?? "")) { _ in }
+        }
     }
 
     // MARK: The compositor

@@ -1,3 +1,4 @@
+import DBus
 import EpollLoop
 import Logging
 import NotifyBus
@@ -56,11 +57,14 @@ public final class LifecycleService: Sendable {
     /// Starts: checks the cgroup root, the freezer and the state file, connects to the
     /// compositor. `onStatus` is told the `lifecycle` source's status on the loop thread each
     /// time it changes; `beforeFrozen` runs on the loop thread just before an app's `frozen` is
-    /// published (the daemon makes its freezer follower read the cgroups first).
+    /// published (the daemon makes its freezer follower read the cgroups first). `connection`
+    /// gives, on the loop thread, the session bus connection through which the systemd user
+    /// manager, the MPRIS players and the protected names are followed (`nil`: none is).
     /// - Throws: `EventLoopError.shutDown` when the loop no longer runs.
     public func start(
         onStatus: @escaping @Sendable (LoopContext, SourceStatus) -> Void,
-        beforeFrozen: @escaping @Sendable (LoopContext) -> Void = { _ in }
+        beforeFrozen: @escaping @Sendable (LoopContext) -> Void = { _ in },
+        connection: @escaping @Sendable (LoopContext) -> DBusConnection? = { _ in nil }
     ) throws(EventLoopError) {
         let key = self.key
         let loop = self.loop
@@ -73,7 +77,8 @@ public final class LifecycleService: Sendable {
                 configuration: configuration, bus: bus, context: context, logger: logger,
                 onStatus: { status in onStatus(context, status) },
                 beforeFrozen: { beforeFrozen(context) },
-                postLocked: { locked in try? loop.execute { context in context[local: key]?.handle(.locked(locked)) } })
+                postLocked: { locked in try? loop.execute { context in context[local: key]?.handle(.locked(locked)) } },
+                connection: connection(context))
             context[local: key] = driver
             driver.start()
         }
