@@ -50,6 +50,8 @@ final class LifecycleDriver {
     private var players: MediaPlayers?
     private var protectedNames: ProtectedProcesses?
     private var units: SystemdUnits?
+    /// The processes of MPRIS players that are `Playing`.
+    private var playingPIDs: Set<Int32> = []
     /// The cgroups frozen through the systemd user manager (`FreezeUnit`): thawed through it too.
     private var unitFrozen: Set<String> = []
     /// How long a thaw waits for `ThawUnit` before writing `cgroup.freeze` itself.
@@ -142,6 +144,7 @@ final class LifecycleDriver {
 
     /// Reports the PIDs whose MPRIS players are `Playing`.
     func setPlaying(_ pids: Set<Int32>) {
+        playingPIDs = pids
         let groups = Set(pids.compactMap { ControlGroup.group(ofProcess: $0) })
         handle(.playingGroups(groups))
     }
@@ -223,9 +226,10 @@ final class LifecycleDriver {
         guard !stopped else { return }
         switch update {
         case .windows(let list):
-            if !hasList {
-                updateProtectedGroups()
-            }
+            // Processes move between cgroups: where the protected and playing ones are is read
+            // again with every list (a few /proc reads).
+            updateProtectedGroups()
+            setPlaying(playingPIDs)
             handle(.windows(list.compactMap(policyWindow)))
             if !hasList {
                 hasList = true

@@ -1,0 +1,96 @@
+import DBus
+import NotifyBus
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `notifybusd --freeze-background` and what it follows on the session bus, played by
+/// python-dbusmock: the systemd user manager (freezes and thaws through it, recorded), an MPRIS
+/// player that is playing, and the owner of a name that is never frozen.
+@Suite(.serialized, .enabled(if: SwayBedEnvironment.testsRun)) struct LifecycleSessionTests {
+    /// Moves `pid` into `scope`.
+    static func move(_ pid: Int32, into scope: AppScopes.Scope) throws {
+        try writeFile(scope.directory + "/cgroup.procs", "\(pid)\n")
+    }
+
+    @Test func unitsTheUserManagerKnowsAreFrozenAndThawedThroughIt() async throws {
+        let bed = try await LifecycleBed()
+        defer { bed.stop() }
+        let (_, scopeA) = try await bed.open("org.example.A")
+        try await bed.open("org.example.B")
+        // The daemon starts before the manager: it must find the manager when it comes.
+        try await bed.start(["--freeze-delay", "3"])
+        let session = try #require(bed.daemon?.session)
+        let manager = try await MockService(
+            bus: session, template: Paths.fixtures + "/systemd_user_manager.py", name: "org.freedesktop.systemd1",
+            parameters: #"{"units": {"\#(scopeA.name)": "\#(scopeA.directory)"}}"#)
+        defer { manager.process.terminate() }
+        #expect(bed.waitFor("org.example.A", "frozen") != nil, "\(readFile(bed.daemon?.log ?? "") ?? "")")
+        #expect(scopeA.isFrozen)
+        try await bed.sway.focus(appID: "org.example.A")
+        #expect(await eventually(timeout: .seconds(2)) { !scopeA.isFrozen })
+        let client = try DBusClient(address: session.dbusAddress)
+        try await client.waitUntilConnected()
+        let values = try await client.call(
+            destination: "org.freedesktop.systemd1", path: "/org/freedesktop/systemd1", interface: "org.freedesktop.DBus.Mock",
+            member: "GetCalls")
+        let calls = (values.first?.arrayElements ?? []).compactMap { call -> String? in
+            guard case .structure(let fields) = call, fields.count == 3, let method = fields[1].stringValue,
+                  method != "GetUnit", let unit = fields[2].arrayElements?.first?.stringValue else { return nil }
+            return "\(method) \(unit)"
+        }
+        #expect(calls == ["FreezeUnit \(scopeA.name)", "ThawUnit \(scopeA.name)"])
+    }
+
+    @Test func aPlayingPlayerKeepsItsAppRunning() async throws {
+        let bed = try await LifecycleBed()
+        defer { bed.stop() }
+        let (_, scopeA) = try await bed.open("org.example.A")
+        try await bed.open("org.example.B")
+        try await bed.start(["--freeze-delay", "2"])
+        let session = try #require(bed.daemon?.session)
+        let player = try await DBusMockProcess(
+            bus: session, template: Paths.fixtures + "/mpris_player.py", name: "org.mpris.MediaPlayer2.examplea",
+            parameters: #"{"PlaybackStatus": "Playing"}"#)
+        defer { Task { try? await player.stop() } }
+        try Self.move(player.pid, into: scopeA)
+        // A window event makes the daemon read where the player is now.
+        try await bed.sway.focus(appID: "org.example.A")
+        try await bed.sway.focus(appID: "org.example.B")
+        #expect(bed.waitFor("org.example.A", "background", reason: "media") != nil, "\(readFile(bed.daemon?.log ?? "") ?? "")")
+        #expect(!scopeA.isFrozen)
+        // Paused: the count starts again, and it is frozen the delay later.
+        let client = try DBusClient(address: session.dbusAddress)
+        try await client.waitUntilConnected()
+        let paused = ContinuousClock.now
+        _ = try await client.call(
+            destination: "org.mpris.MediaPlayer2.examplea", path: "/org/mpris/MediaPlayer2",
+            interface: "org.freedesktop.DBus.Properties", member: "Set",
+            arguments: [.string("org.mpris.MediaPlayer2.Player"), .string("PlaybackStatus"), .variant(.string("Paused"))])
+        #expect(bed.waitFor("org.example.A", "frozen") != nil)
+        #expect(ContinuousClock.now - paused >= .seconds(2))
+        #expect(scopeA.isFrozen)
+    }
+
+    @Test func theOwnerOfAProtectedNameIsNeverFrozen() async throws {
+        let bed = try await LifecycleBed()
+        defer { bed.stop() }
+        let (_, scopeA) = try await bed.open("org.example.A")
+        try await bed.open("org.example.B")
+        try await bed.start(["--freeze-delay", "2"])
+        let session = try #require(bed.daemon?.session)
+        let notifications = try await DBusMockProcess(
+            bus: session, name: "org.freedesktop.Notifications", path: "/org/freedesktop/Notifications",
+            interface: "org.freedesktop.Notifications")
+        defer { Task { try? await notifications.stop() } }
+        try Self.move(notifications.pid, into: scopeA)
+        try await bed.sway.focus(appID: "org.example.A")
+        try await bed.sway.focus(appID: "org.example.B")
+        #expect(bed.waitFor("org.example.A", "background", reason: "protected") != nil, "\(readFile(bed.daemon?.log ?? "") ?? "")")
+        #expect(!scopeA.isFrozen)
+        #expect(bed.listed.isEmpty)
+    }
+}
