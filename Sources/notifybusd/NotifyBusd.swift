@@ -33,8 +33,13 @@ struct NotifyBusd: AsyncParsableCommand {
             subscribe over D-Bus, and the daemon holds their notifications, collapsed per key, while
             they are suspended, frozen by the cgroup v2 freezer or stopped. Every client is held to
             bounds (subscriptions, patterns, held entries, call sizes), so none can stall or swell
-            the daemon for the others. SIGINT and SIGTERM release everything and exit 0; exit
-            status 1 when the name is taken.
+            the daemon for the others. With --freeze-background it also freezes the cgroups of apps
+            whose windows stay in the background (sway's IPC or the wlr foreign-toplevel protocol)
+            and thaws them the moment one is focused, publishing app/<app-id>/lifecycle; every
+            freeze is listed in $XDG_RUNTIME_DIR/notifybus/frozen first, and each start (and
+            --thaw-all) thaws what is listed. SIGINT and SIGTERM thaw and release everything and
+            exit 0; exit status 1 when the name is taken, 64 for a malformed option or
+            configuration file.
             """)
 
     @Option(name: .customLong("session-bus"), help: "The bus to serve on (default: $DBUS_SESSION_BUS_ADDRESS).")
