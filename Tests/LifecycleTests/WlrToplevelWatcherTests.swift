@@ -122,6 +122,71 @@ import Glibc
         #expect(watch.updates.all.count == count)
     }
 
+    @Test func aWindowMovedToTheScratchpadIsNoLongerActivated() async throws {
+        let sway = try WlrSwayBed()
+        defer { sway.stop() }
+        try await sway.openWindow("org.example.A")
+        try await sway.openWindow("org.example.B")
+        try sway.command(#"[app_id="org.example.A"] focus"#)
+
+        let watch = try await WatcherRun(display: sway.displayPath)
+        defer { watch.stop() }
+        #expect(try #require(await watch.nextWindows()).first(where: \.activated)?.appID == "org.example.A")
+
+        try sway.command(#"[app_id="org.example.A"] move scratchpad"#)
+        let hidden = await watch.updates.wait { updates in
+            guard let windows = updates.last?.windows else { return false }
+            return windows.contains { $0.appID == "org.example.A" && !$0.activated }
+        }
+        #expect(hidden, "\(watch.updates.all.map(\.update))")
+        #expect(watch.updates.all.last?.windows?.filter { $0.appID == "org.example.A" && $0.activated }.isEmpty == true)
+    }
+
+    @Test func anIdleWatcherLeavesItsLoopAsleep() async throws {
+        let sway = try WlrSwayBed()
+        defer { sway.stop() }
+        try await sway.openWindow("org.example.A")
+        let watch = try await WatcherRun(display: sway.displayPath)
+        defer { watch.stop() }
+        #expect(try #require(await watch.nextWindows()).count == 1)
+
+        let thread = try #require(threadID(named: watch.loop.name))
+        try await Task.sleep(for: .milliseconds(100))
+        let before = try #require(contextSwitches(ofThread: thread))
+        try await Task.sleep(for: .milliseconds(700))
+        let after = try #require(contextSwitches(ofThread: thread))
+        #expect(after == before, "the loop thread woke \(after - before) times while nothing happened")
+    }
+
+    @Test func aCompositorThatDoesNotAnswerTimesOutTheRoundTrip() async throws {
+        let sway = try WlrSwayBed()
+        defer { sway.stop() }
+        let loop = try EventLoopThread(name: "wlr-stopped")
+        defer { loop.syncShutdown() }
+        let display = sway.displayPath
+        kill(sway.pid, SIGSTOP)
+        let start = ContinuousClock.now
+        let outcome = try await loop.submit { _ -> WaylandError? in
+            do throws(WaylandError) {
+                let connection = try WaylandDisplay(name: display)
+                defer { connection.close() }
+                try connection.roundtrip(timeout: .milliseconds(300))
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let elapsed = start.duration(to: .now)
+        kill(sway.pid, SIGCONT)
+        #expect(outcome == .noAnswer(operation: "wl_display.sync", milliseconds: 300))
+        #expect(elapsed < .seconds(2), "returned after \(elapsed)")
+
+        // Running again, it answers the next connection.
+        let watch = try await WatcherRun(display: display)
+        defer { watch.stop() }
+        #expect(try #require(await watch.nextWindows()).isEmpty)
+    }
+
     @Test func noCompositorSocketThrowsNoCompositor() async throws {
         let directory = try makeTemporaryDirectory("notifybus-wlr-none")
         defer { removeTree(directory) }
@@ -153,6 +218,32 @@ import Glibc
     }
 }
 
+/// The id of this process's only thread named `name` (/proc/self/task/TID/comm).
+private func threadID(named name: String) -> Int32? {
+    guard let directory = opendir("/proc/self/task") else { return nil }
+    defer { closedir(directory) }
+    var found: [Int32] = []
+    while let entry = readdir(directory) {
+        let tid = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+            Int32(String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self))
+        }
+        guard let tid, let comm = readFile("/proc/self/task/\(tid)/comm") else { continue }
+        if comm.split(separator: "\n").first.map(String.init) == name { found.append(tid) }
+    }
+    return found.count == 1 ? found[0] : nil
+}
+
+/// The voluntary and involuntary context switches of a thread of this process, from
+/// /proc/self/task/TID/status.
+private func contextSwitches(ofThread thread: Int32) -> Int? {
+    guard let status = readFile("/proc/self/task/\(thread)/status") else { return nil }
+    var total = 0
+    for line in status.split(separator: "\n") where line.contains("ctxt_switches:") {
+        total += Int(line.split(separator: ":").last?.trimmingPrefix(while: { $0 == " " || $0 == "\t" }) ?? "") ?? 0
+    }
+    return total
+}
+
 // MARK: A watcher on its own loop
 
 /// An update as the test saw it, with when it arrived.
@@ -173,11 +264,12 @@ private final class WatcherRun: Sendable {
     let loop: EventLoopThread
     let updates = Recorder<Stamped>()
     let compositorPID: Int32?
+    private static let serial = Atomic(0)
     private let key = LoopLocalKey<WlrToplevelWatcher>()
     private let consumed = Mutex(0)
 
     init(display: String) async throws {
-        loop = try EventLoopThread(name: "wlr-watch")
+        loop = try EventLoopThread(name: "wlr-watch-\(WatcherRun.serial.add(1, ordering: .relaxed).newValue)")
         let updates = updates
         let key = key
         let outcome = try await loop.submit { context -> Result<Int32?, WaylandError> in
