@@ -9,59 +9,64 @@ import Wayland
 import Glibc
 #endif
 
+/// Whether the tests run: in CI always, elsewhere as root (sway runs as `nobody`) with sway and
+/// foot installed.
+private var wlrTestsRun: Bool { getenv("CI") != nil || (geteuid() == 0 && SwayBedEnvironment.hasSway) }
+
 /// The wlr window backend against a real headless sway (wlroots' foreign-toplevel manager,
-/// version 3) with real foot windows.
-@Suite(.serialized) struct WlrToplevelWatcherTests {
+/// version 3) with real foot windows (`HeadlessSway`).
+@Suite(.serialized, .enabled(if: wlrTestsRun)) struct WlrToplevelWatcherTests {
     @Test func theFirstListHasEveryWindowAndTheFocusedOneActivated() async throws {
-        let sway = try WlrSwayBed()
+        let sway = try await HeadlessSway()
         defer { sway.stop() }
-        try await sway.openWindow("org.example.A")
-        try await sway.openWindow("org.example.B")
-        try sway.command(#"[app_id="org.example.A"] focus"#)
+        try await sway.openWindow(appID: "org.example.A")
+        try await sway.openWindow(appID: "org.example.B")
+        try await sway.focus(appID: "org.example.A")
 
         let watch = try await WatcherRun(display: sway.displayPath)
         defer { watch.stop() }
         let first = try #require(await watch.nextWindows())
-        #expect(first.map(\.appID).sorted { ($0 ?? "") < ($1 ?? "") } == ["org.example.A", "org.example.B"])
+        #expect(first.compactMap(\.appID).sorted() == ["org.example.A", "org.example.B"])
         #expect(first.filter(\.activated).map(\.appID) == ["org.example.A"])
         #expect(first.allSatisfy { $0.pid == nil })
         #expect(Set(first.map(\.id)).count == 2)
         #expect(watch.updates.all.count == 1, "one report for the first list")
     }
 
-    @Test func aFocusChangeArrivesWithin100Milliseconds() async throws {
-        let sway = try WlrSwayBed()
+    @Test func aFocusChangeArrivesWithin100MillisecondsOfSwaymsg() async throws {
+        let sway = try await HeadlessSway()
         defer { sway.stop() }
-        try await sway.openWindow("org.example.A")
-        try await sway.openWindow("org.example.B")
-        try sway.command(#"[app_id="org.example.A"] focus"#)
+        let a = try await sway.openWindow(appID: "org.example.A")
+        let b = try await sway.openWindow(appID: "org.example.B")
+        try await sway.focus(appID: "org.example.A")
 
         let watch = try await WatcherRun(display: sway.displayPath)
         defer { watch.stop() }
         let first = try #require(await watch.nextWindows())
         #expect(first.first(where: \.activated)?.appID == "org.example.A")
 
-        for (target, other) in [("org.example.B", "org.example.A"), ("org.example.A", "org.example.B")] {
+        for (target, other) in [(b, "org.example.A"), (a, "org.example.B"), (b, "org.example.A")] {
+            // From the moment swaymsg is started (container ids known beforehand).
             let sent = ContinuousClock.now
-            try sway.command(#"[app_id="\#(target)"] focus"#)
-            let arrived = await watch.updates.wait(timeout: .seconds(5)) { updates in
-                updates.contains { $0.windows?.first(where: \.activated)?.appID == target && $0.at >= sent }
+            try await sway.command("[con_id=\(target.id)] focus")
+            let isTheChange = { (stamped: Stamped) in
+                stamped.at >= sent && stamped.windows?.first(where: \.activated)?.appID == target.appID
             }
-            #expect(arrived, "\(target) activated")
-            let update = try #require(watch.updates.all.first { $0.windows?.first(where: \.activated)?.appID == target && $0.at >= sent })
+            #expect(await watch.updates.wait(timeout: patience) { $0.contains(where: isTheChange) }, "\(target.appID) activated")
+            let update = try #require(watch.updates.all.first(where: isTheChange))
             let latency = sent.duration(to: update.at)
-            #expect(latency <= .milliseconds(100), "focus reported after \(latency)")
+            #expect(latency <= .milliseconds(100), "focus reported \(latency) after swaymsg started")
             let windows = try #require(update.windows)
             #expect(windows.filter(\.activated).count == 1)
             #expect(windows.contains { $0.appID == other && !$0.activated })
         }
     }
 
-    @Test func aWindowThatClosesLeavesTheList() async throws {
-        let sway = try WlrSwayBed()
+    @Test func aWindowThatClosesLeavesTheListAndANewOneGetsANewID() async throws {
+        let sway = try await HeadlessSway()
         defer { sway.stop() }
-        try await sway.openWindow("org.example.A")
-        try await sway.openWindow("org.example.B")
+        try await sway.openWindow(appID: "org.example.A")
+        try await sway.openWindow(appID: "org.example.B")
 
         let watch = try await WatcherRun(display: sway.displayPath)
         defer { watch.stop() }
@@ -69,36 +74,52 @@ import Glibc
         #expect(first.count == 2)
         let idOfB = try #require(first.first { $0.appID == "org.example.B" }?.id)
 
-        try sway.command(#"[app_id="org.example.B"] kill"#)
+        try await sway.close(appID: "org.example.B")
         let closed = await watch.updates.wait { updates in
             updates.last?.windows.map { $0.map(\.appID) == ["org.example.A"] } ?? false
         }
-        #expect(closed)
+        #expect(closed, "\(watch.updates.all.map(\.update))")
         #expect(watch.updates.all.last?.windows?.contains { $0.id == idOfB } == false)
-        #expect(await sway.windowExited("org.example.B"))
 
-        // A window opened now is announced, with a new id.
-        try await sway.openWindow("org.example.C")
+        try await sway.openWindow(appID: "org.example.C")
         let opened = await watch.updates.wait { updates in
             updates.last?.windows?.contains { $0.appID == "org.example.C" } ?? false
         }
-        #expect(opened)
-        let idOfC = watch.updates.all.last?.windows?.first { $0.appID == "org.example.C" }?.id
-        #expect(idOfC.map { !first.map(\.id).contains($0) } == true)
+        #expect(opened, "\(watch.updates.all.map(\.update))")
+        let idOfC = try #require(watch.updates.all.last?.windows?.first { $0.appID == "org.example.C" }?.id)
+        #expect(!first.map(\.id).contains(idOfC))
+    }
+
+    @Test func aWindowMovedToTheScratchpadIsNoLongerActivated() async throws {
+        let sway = try await HeadlessSway()
+        defer { sway.stop() }
+        try await sway.openWindow(appID: "org.example.A")
+        try await sway.openWindow(appID: "org.example.B")
+        try await sway.focus(appID: "org.example.A")
+
+        let watch = try await WatcherRun(display: sway.displayPath)
+        defer { watch.stop() }
+        #expect(try #require(await watch.nextWindows()).first(where: \.activated)?.appID == "org.example.A")
+
+        try await sway.hide(appID: "org.example.A")
+        let hidden = await watch.updates.wait { updates in
+            updates.last?.windows?.contains { $0.appID == "org.example.A" && !$0.activated } ?? false
+        }
+        #expect(hidden, "\(watch.updates.all.map(\.update))")
+        #expect(watch.updates.all.last?.windows?.count == 2, "a hidden window is still open")
     }
 
     @Test func aCompositorThatDiesIsReportedLostExactlyOnce() async throws {
-        let sway = try WlrSwayBed()
+        let sway = try await HeadlessSway()
         defer { sway.stop() }
-        try await sway.openWindow("org.example.A")
+        try await sway.openWindow(appID: "org.example.A")
 
         let watch = try await WatcherRun(display: sway.displayPath)
         defer { watch.stop() }
         #expect(try #require(await watch.nextWindows()).count == 1)
 
-        sway.killCompositor()
-        let lost = await watch.updates.wait { $0.contains { $0.lostReason != nil } }
-        #expect(lost)
+        kill(sway.pid, SIGKILL)
+        #expect(await watch.updates.wait { $0.contains { $0.lostReason != nil } })
         // Nothing after it, however long the loop runs.
         try await Task.sleep(for: .milliseconds(300))
         let all = watch.updates.all
@@ -108,44 +129,26 @@ import Glibc
     }
 
     @Test func nothingIsReportedAfterStop() async throws {
-        let sway = try WlrSwayBed()
+        let sway = try await HeadlessSway()
         defer { sway.stop() }
-        try await sway.openWindow("org.example.A")
+        try await sway.openWindow(appID: "org.example.A")
 
         let watch = try await WatcherRun(display: sway.displayPath)
         #expect(try #require(await watch.nextWindows()).count == 1)
-        watch.stop()
+        try await watch.stopWatcher()
         let count = watch.updates.all.count
-        try await sway.openWindow("org.example.B")
-        sway.killCompositor()
+        try await sway.openWindow(appID: "org.example.B")
+        try await sway.focus(appID: "org.example.A")
+        kill(sway.pid, SIGKILL)
         try await Task.sleep(for: .milliseconds(300))
         #expect(watch.updates.all.count == count)
-    }
-
-    @Test func aWindowMovedToTheScratchpadIsNoLongerActivated() async throws {
-        let sway = try WlrSwayBed()
-        defer { sway.stop() }
-        try await sway.openWindow("org.example.A")
-        try await sway.openWindow("org.example.B")
-        try sway.command(#"[app_id="org.example.A"] focus"#)
-
-        let watch = try await WatcherRun(display: sway.displayPath)
-        defer { watch.stop() }
-        #expect(try #require(await watch.nextWindows()).first(where: \.activated)?.appID == "org.example.A")
-
-        try sway.command(#"[app_id="org.example.A"] move scratchpad"#)
-        let hidden = await watch.updates.wait { updates in
-            guard let windows = updates.last?.windows else { return false }
-            return windows.contains { $0.appID == "org.example.A" && !$0.activated }
-        }
-        #expect(hidden, "\(watch.updates.all.map(\.update))")
-        #expect(watch.updates.all.last?.windows?.filter { $0.appID == "org.example.A" && $0.activated }.isEmpty == true)
+        watch.stop()
     }
 
     @Test func anIdleWatcherLeavesItsLoopAsleep() async throws {
-        let sway = try WlrSwayBed()
+        let sway = try await HeadlessSway()
         defer { sway.stop() }
-        try await sway.openWindow("org.example.A")
+        try await sway.openWindow(appID: "org.example.A")
         let watch = try await WatcherRun(display: sway.displayPath)
         defer { watch.stop() }
         #expect(try #require(await watch.nextWindows()).count == 1)
@@ -159,7 +162,7 @@ import Glibc
     }
 
     @Test func aCompositorThatDoesNotAnswerTimesOutTheRoundTrip() async throws {
-        let sway = try WlrSwayBed()
+        let sway = try await HeadlessSway()
         defer { sway.stop() }
         let loop = try EventLoopThread(name: "wlr-stopped")
         defer { loop.syncShutdown() }
@@ -201,15 +204,16 @@ import Glibc
                 return error
             }
         }
-        guard case .noCompositor(let name, _) = outcome else {
+        guard case .noCompositor(let name, let code) = outcome else {
             Issue.record("expected .noCompositor, got \(String(describing: outcome))")
             return
         }
         #expect(name == display)
+        #expect(code == ENOENT)
     }
 
     @Test func theCompositorPIDIsSways() async throws {
-        let sway = try WlrSwayBed()
+        let sway = try await HeadlessSway()
         defer { sway.stop() }
         let watch = try await WatcherRun(display: sway.displayPath)
         defer { watch.stop() }
@@ -217,6 +221,13 @@ import Glibc
         #expect(try #require(await watch.nextWindows()).isEmpty)
     }
 }
+
+extension HeadlessSway {
+    /// The Wayland socket's absolute path (libwayland takes one as the display name).
+    fileprivate var displayPath: String { runtimeDirectory + "/" + waylandDisplay }
+}
+
+// MARK: The loop thread's sleep
 
 /// The id of this process's only thread named `name` (/proc/self/task/TID/comm).
 private func threadID(named name: String) -> Int32? {
@@ -303,6 +314,12 @@ private final class WatcherRun: Sendable {
         }) ?? false
     }
 
+    /// Calls the watcher's `stop()`, on its loop, which keeps running.
+    func stopWatcher() async throws {
+        let key = key
+        try await loop.submit { context in context[local: key]?.stop() }
+    }
+
     func stop() {
         let key = key
         try? loop.execute { context in
@@ -310,142 +327,5 @@ private final class WatcherRun: Sendable {
             context[local: key] = nil
         }
         loop.syncShutdown()
-    }
-}
-
-// MARK: A private headless sway
-
-/// A headless sway of this test file's own (sway refuses to run as root: it runs as `nobody`
-/// with a runtime directory of its own) and foot windows on it; everything it started is killed
-/// and reaped, and its directory removed, by `stop()`.
-private final class WlrSwayBed {
-    let directory: String
-    let compositor: Spawned
-    let ipcSocket: String
-    private var windows: [String: Spawned] = [:]
-    private let log: String
-    private let uid: uid_t
-    private let gid: gid_t
-
-    var pid: Int32 { compositor.pid }
-    /// The Wayland socket, absolute.
-    var displayPath: String { directory + "/wayland-1" }
-
-    init() throws {
-        guard let account = getpwnam("nobody") else { throw HarnessError("no user nobody") }
-        uid = account.pointee.pw_uid
-        gid = account.pointee.pw_gid
-        directory = try makeTemporaryDirectory("notifybus-wlr-sway")
-        log = directory + ".log"
-        do {
-            chmod(directory, 0o700)
-            guard chown(directory, uid, gid) == 0 else { throw HarnessError("chown \(directory): errno \(errno)") }
-            let configuration = directory + "/sway.conf"
-            try writeFile(configuration, "output HEADLESS-1 resolution 800x600\n")
-            compositor = try Spawned(
-                "/usr/bin/setpriv",
-                [
-                    "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "env", "XDG_RUNTIME_DIR=\(directory)",
-                    "WLR_BACKENDS=headless", "WLR_RENDERER=pixman", "WLR_LIBINPUT_NO_DEVICES=1",
-                    "WLR_HEADLESS_OUTPUTS=1", "sway", "-c", configuration,
-                ],
-                environment: environment(with: ["WAYLAND_DISPLAY": nil, "DISPLAY": nil, "SWAYSOCK": nil]), log: log)
-        } catch {
-            removeTree(directory)
-            unlink(log)
-            throw error
-        }
-        ipcSocket = "\(directory)/sway-ipc.\(uid).\(compositor.pid).sock"
-        let deadline = ContinuousClock.now + .seconds(20)
-        while access(ipcSocket, F_OK) != 0 || access(displayPath, F_OK) != 0 {
-            guard ContinuousClock.now < deadline, !compositor.hasExited else {
-                stop()
-                throw HarnessError("sway did not start; see \(log)")
-            }
-            usleep(10_000)
-        }
-    }
-
-    deinit { stop() }
-
-    /// Opens a foot window with `appID` and waits until sway lists it.
-    func openWindow(_ appID: String) async throws {
-        windows[appID] = try Spawned(
-            "/usr/bin/setpriv",
-            [
-                "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "env", "XDG_RUNTIME_DIR=\(directory)",
-                "WAYLAND_DISPLAY=wayland-1", "foot", "--app-id=\(appID)", "--", "sleep", "600",
-            ],
-            environment: environment(with: ["WAYLAND_DISPLAY": nil, "DISPLAY": nil]), log: log)
-        let shown = await eventually(timeout: .seconds(20)) {
-            ((try? self.message(type: 4, "")) ?? "").filter { $0 != " " }.contains(#""app_id":"\#(appID)""#)
-        }
-        guard shown else { throw HarnessError("no window \(appID) in sway; see \(log)") }
-    }
-
-    /// Whether the foot of `appID` has exited (it was reaped), within 10 seconds.
-    func windowExited(_ appID: String) async -> Bool {
-        guard let window = windows[appID] else { return false }
-        return await window.exit(within: .seconds(10)) != nil
-    }
-
-    /// Runs a sway command (IPC `RUN_COMMAND`); throws when sway says it failed.
-    func command(_ text: String) throws {
-        let reply = try message(type: 0, text)
-        guard reply.contains(#""success": true"#) || reply.contains(#""success":true"#) else {
-            throw HarnessError("sway refused \(text): \(reply)")
-        }
-    }
-
-    /// One message on sway's IPC socket (i3's framing: "i3-ipc", payload length and type as
-    /// 32-bit native integers, the payload) and its reply's payload.
-    func message(type: UInt32, _ payload: String) throws -> String {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw HarnessError("socket: errno \(errno)") }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in ipcSocket.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0 else { throw HarnessError("connect \(ipcSocket): errno \(errno)") }
-        var bytes = Array("i3-ipc".utf8)
-        withUnsafeBytes(of: UInt32(payload.utf8.count)) { bytes += $0 }
-        withUnsafeBytes(of: type) { bytes += $0 }
-        bytes += payload.utf8
-        guard write(fd, bytes, bytes.count) == bytes.count else { throw HarnessError("write to sway: errno \(errno)") }
-        let header = try readExactly(fd, 14)
-        let length = header[6..<10].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
-        return String(decoding: try readExactly(fd, Int(length)), as: UTF8.self)
-    }
-
-    private func readExactly(_ fd: Int32, _ count: Int) throws -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + done, count - done) }
-            guard n > 0 else { throw HarnessError("read from sway: errno \(errno)") }
-            done += n
-        }
-        return bytes
-    }
-
-    /// Kills sway (SIGKILL) and reaps it; its windows exit on their own.
-    func killCompositor() {
-        compositor.terminate(signal: SIGKILL)
-    }
-
-    /// Ends every window and sway, reaps them, and removes the directory and the log.
-    func stop() {
-        for window in windows.values { window.terminate() }
-        windows = [:]
-        compositor.terminate()
-        removeTree(directory)
-        unlink(log)
     }
 }
