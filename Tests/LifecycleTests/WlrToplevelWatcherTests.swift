@@ -23,7 +23,7 @@ private var wlrTestsRun: Bool { getenv("CI") != nil || (geteuid() == 0 && SwayBe
         try await sway.openWindow(appID: "org.example.B")
         try await sway.focus(appID: "org.example.A")
 
-        let watch = try await WatcherRun(display: sway.displayPath)
+        let watch = try await WlrWatcherRun(display: sway.displayPath)
         defer { watch.stop() }
         let first = try #require(await watch.nextWindows())
         #expect(first.compactMap(\.appID).sorted() == ["org.example.A", "org.example.B"])
@@ -40,7 +40,7 @@ private var wlrTestsRun: Bool { getenv("CI") != nil || (geteuid() == 0 && SwayBe
         let b = try await sway.openWindow(appID: "org.example.B")
         try await sway.focus(appID: "org.example.A")
 
-        let watch = try await WatcherRun(display: sway.displayPath)
+        let watch = try await WlrWatcherRun(display: sway.displayPath)
         defer { watch.stop() }
         let first = try #require(await watch.nextWindows())
         #expect(first.first(where: \.activated)?.appID == "org.example.A")
@@ -49,7 +49,7 @@ private var wlrTestsRun: Bool { getenv("CI") != nil || (geteuid() == 0 && SwayBe
             // From the moment swaymsg is started (container ids known beforehand).
             let sent = ContinuousClock.now
             try await sway.command("[con_id=\(target.id)] focus")
-            let isTheChange = { (stamped: Stamped) in
+            let isTheChange = { (stamped: WlrStamped) in
                 stamped.at >= sent && stamped.windows?.first(where: \.activated)?.appID == target.appID
             }
             #expect(await watch.updates.wait(timeout: patience) { $0.contains(where: isTheChange) }, "\(target.appID) activated")
@@ -68,7 +68,7 @@ private var wlrTestsRun: Bool { getenv("CI") != nil || (geteuid() == 0 && SwayBe
         try await sway.openWindow(appID: "org.example.A")
         try await sway.openWindow(appID: "org.example.B")
 
-        let watch = try await WatcherRun(display: sway.displayPath)
+        let watch = try await WlrWatcherRun(display: sway.displayPath)
         defer { watch.stop() }
         let first = try #require(await watch.nextWindows())
         #expect(first.count == 2)
@@ -97,7 +97,7 @@ private var wlrTestsRun: Bool { getenv("CI") != nil || (geteuid() == 0 && SwayBe
         try await sway.openWindow(appID: "org.example.B")
         try await sway.focus(appID: "org.example.A")
 
-        let watch = try await WatcherRun(display: sway.displayPath)
+        let watch = try await WlrWatcherRun(display: sway.displayPath)
         defer { watch.stop() }
         #expect(try #require(await watch.nextWindows()).first(where: \.activated)?.appID == "org.example.A")
 
@@ -114,7 +114,7 @@ private var wlrTestsRun: Bool { getenv("CI") != nil || (geteuid() == 0 && SwayBe
         defer { sway.stop() }
         try await sway.openWindow(appID: "org.example.A")
 
-        let watch = try await WatcherRun(display: sway.displayPath)
+        let watch = try await WlrWatcherRun(display: sway.displayPath)
         defer { watch.stop() }
         #expect(try #require(await watch.nextWindows()).count == 1)
 
@@ -133,7 +133,7 @@ private var wlrTestsRun: Bool { getenv("CI") != nil || (geteuid() == 0 && SwayBe
         defer { sway.stop() }
         try await sway.openWindow(appID: "org.example.A")
 
-        let watch = try await WatcherRun(display: sway.displayPath)
+        let watch = try await WlrWatcherRun(display: sway.displayPath)
         #expect(try #require(await watch.nextWindows()).count == 1)
         try await watch.stopWatcher()
         let count = watch.updates.all.count
@@ -149,7 +149,7 @@ private var wlrTestsRun: Bool { getenv("CI") != nil || (geteuid() == 0 && SwayBe
         let sway = try await HeadlessSway()
         defer { sway.stop() }
         try await sway.openWindow(appID: "org.example.A")
-        let watch = try await WatcherRun(display: sway.displayPath)
+        let watch = try await WlrWatcherRun(display: sway.displayPath)
         defer { watch.stop() }
         #expect(try #require(await watch.nextWindows()).count == 1)
 
@@ -185,7 +185,7 @@ private var wlrTestsRun: Bool { getenv("CI") != nil || (geteuid() == 0 && SwayBe
         #expect(elapsed < .seconds(2), "returned after \(elapsed)")
 
         // Running again, it answers the next connection.
-        let watch = try await WatcherRun(display: display)
+        let watch = try await WlrWatcherRun(display: display)
         defer { watch.stop() }
         #expect(try #require(await watch.nextWindows()).isEmpty)
     }
@@ -215,7 +215,7 @@ private var wlrTestsRun: Bool { getenv("CI") != nil || (geteuid() == 0 && SwayBe
     @Test func theCompositorPIDIsSways() async throws {
         let sway = try await HeadlessSway()
         defer { sway.stop() }
-        let watch = try await WatcherRun(display: sway.displayPath)
+        let watch = try await WlrWatcherRun(display: sway.displayPath)
         defer { watch.stop() }
         #expect(watch.compositorPID == sway.pid)
         #expect(try #require(await watch.nextWindows()).isEmpty)
@@ -258,7 +258,7 @@ private func contextSwitches(ofThread thread: Int32) -> Int? {
 // MARK: A watcher on its own loop
 
 /// An update as the test saw it, with when it arrived.
-private struct Stamped: Sendable {
+struct WlrStamped: Sendable {
     var at: ContinuousClock.Instant
     var update: ToplevelUpdate
 
@@ -271,22 +271,22 @@ private struct Stamped: Sendable {
 }
 
 /// A `WlrToplevelWatcher` on an `EventLoopThread` of its own, its updates recorded.
-private final class WatcherRun: Sendable {
+final class WlrWatcherRun: Sendable {
     let loop: EventLoopThread
-    let updates = Recorder<Stamped>()
+    let updates = Recorder<WlrStamped>()
     let compositorPID: Int32?
     private static let serial = Atomic(0)
     private let key = LoopLocalKey<WlrToplevelWatcher>()
     private let consumed = Mutex(0)
 
     init(display: String) async throws {
-        loop = try EventLoopThread(name: "wlr-watch-\(WatcherRun.serial.add(1, ordering: .relaxed).newValue)")
+        loop = try EventLoopThread(name: "wlr-watch-\(WlrWatcherRun.serial.add(1, ordering: .relaxed).newValue)")
         let updates = updates
         let key = key
         let outcome = try await loop.submit { context -> Result<Int32?, WaylandError> in
             do throws(WaylandError) {
                 let watcher = try WlrToplevelWatcher(context: context, display: display) { update in
-                    updates.append(Stamped(at: .now, update: update))
+                    updates.append(WlrStamped(at: .now, update: update))
                 }
                 context[local: key] = watcher
                 return .success(watcher.compositorPID)
