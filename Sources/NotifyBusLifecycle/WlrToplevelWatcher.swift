@@ -5,8 +5,8 @@ import Wayland
 /// reports through `zwlr_foreign_toplevel_manager_v1`, as `ToplevelUpdate`s for the lifecycle
 /// policy.
 ///
-/// It connects to the compositor's Wayland socket, binds the manager (version 3 or the
-/// compositor's highest), and reports `.windows` once the first list is known (the second round
+/// It connects to the compositor's Wayland socket, binds the manager (at version 3, or at the
+/// compositor's highest when that is lower), and reports `.windows` once the first list is known (the second round
 /// trip: after every existing window's first `done`), then after each batch of events that
 /// changed the list (a window's `done` or `closed`; one report per read of the socket, and none
 /// when the windows as reported did not change, a new title say). A window is listed from its
@@ -20,7 +20,6 @@ public final class WlrToplevelWatcher {
     /// How long `init` waits for the compositor's registry.
     static let registryTimeout: Duration = .seconds(5)
 
-    unowned let context: LoopContext
     private let onUpdate: (ToplevelUpdate) -> Void
     private var display: WaylandDisplay?
     private var manager: ForeignToplevelManager?
@@ -49,7 +48,6 @@ public final class WlrToplevelWatcher {
     ///   offer the protocol (GNOME, KDE); `.noAnswer` when the compositor does not answer within
     ///   5 seconds; `.connectionLost`, `.protocolError` when the connection fails meanwhile.
     public init(context: LoopContext, display: String?, onUpdate: @escaping (ToplevelUpdate) -> Void) throws(WaylandError) {
-        self.context = context
         self.onUpdate = onUpdate
         let connection = try WaylandDisplay(name: display)
         compositorPID = connection.compositorPID
