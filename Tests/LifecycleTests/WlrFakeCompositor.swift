@@ -138,6 +138,8 @@ private final class Server {
     var client: Int32?
     var clientRegistration: IORegistration?
     var buffer: [UInt8] = []
+    /// Bytes the client's socket did not take yet.
+    var outgoing: [UInt8] = []
     var registry: UInt32?
     var manager: UInt32?
     var nextServerID: UInt32 = 0xff00_0000
@@ -171,7 +173,11 @@ private final class Server {
         buffer = []
         registry = nil
         manager = nil
-        clientRegistration = try? context.register(fileDescriptor: fd, interest: .readable) { [weak self] _ in self?.read() }
+        outgoing = []
+        clientRegistration = try? context.register(fileDescriptor: fd, interest: .readable) { [weak self] events in
+            if events.contains(.writable) { self?.writeOutgoing() }
+            if !events.isDisjoint(with: [.readable, .hangup, .error]) { self?.read() }
+        }
     }
 
     func dropClient() {
@@ -287,9 +293,29 @@ private final class Server {
         write(message + body)
     }
 
+    /// Queues `bytes` for the client and writes what its socket takes now (the rest when it is
+    /// writable).
     func write(_ bytes: [UInt8]) {
+        guard client != nil else { return }
+        outgoing += bytes
+        writeOutgoing()
+    }
+
+    func writeOutgoing() {
         guard let client else { return }
-        _ = bytes.withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        while !outgoing.isEmpty {
+            let written = outgoing.withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if written > 0 {
+                outgoing.removeFirst(written)
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else {
+                break
+            }
+        }
+        if let clientRegistration {
+            try? context.setInterest(outgoing.isEmpty ? .readable : [.readable, .writable], for: clientRegistration)
+        }
     }
 
     private func append(_ bytes: inout [UInt8], _ value: UInt32) {

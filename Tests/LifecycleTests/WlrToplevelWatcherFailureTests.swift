@@ -50,6 +50,26 @@ import Glibc
         #expect(compositor.binds.all.map(\.version) == [2])
     }
 
+    @Test func aThousandWindowsAreOneFirstList() async throws {
+        let windows = (0..<1000).map { index in
+            WlrFakeCompositor.Window(appID: "org.example.App\(index)", states: index == 617 ? [2] : [])
+        }
+        let compositor = try WlrFakeCompositor(globals: [Self.seat, Self.manager], windows: windows)
+        defer { compositor.stop() }
+        let watch = try await WlrWatcherRun(display: compositor.path)
+        defer { watch.stop() }
+        let first = try #require(await watch.nextWindows())
+        #expect(first.count == 1000)
+        #expect(first.compactMap(\.appID) == windows.map(\.appID))
+        #expect(first.filter(\.activated).map(\.appID) == ["org.example.App617"])
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(watch.updates.all.count == 1, "the first list is reported once, whole")
+
+        // Stopping destroys every handle: a thousand `destroy` requests reach the compositor.
+        try await watch.stopWatcher()
+        #expect(await compositor.requests.wait { $0.filter { $0.opcode == 7 && $0.object >= 0xff00_0000 }.count == 1000 })
+    }
+
     @Test func aFinishedManagerIsReportedLostOnceAndItsHandlesDestroyed() async throws {
         let compositor = try WlrFakeCompositor(
             globals: [Self.seat, Self.manager], windows: [.init(appID: "org.example.A", states: [2])])
