@@ -265,22 +265,24 @@ public final class WaylandDisplay {
     }
 
     /// Hands over what the last dispatch collected: sync completions, the objects' events, then
-    /// `afterEvents`. Not re-entered (a handler's round trip leaves the handing over to the
-    /// outer call).
+    /// `afterEvents`; again while a handler's round trip collected more. Not re-entered (such a
+    /// round trip leaves the handing over to the outer call).
     private func deliver() {
         guard !delivering else { return }
         delivering = true
         defer { delivering = false }
-        while !isClosed {
-            if !completed.isEmpty {
-                completed.removeFirst()()
-            } else if let owner = owners.lazy.compactMap(\.object).first(where: \.hasPendingEvents) {
-                owner.deliverEvents()
-            } else {
-                break
+        repeat {
+            while !isClosed {
+                if !completed.isEmpty {
+                    completed.removeFirst()()
+                } else if let owner = owners.lazy.compactMap(\.object).first(where: \.hasPendingEvents) {
+                    owner.deliverEvents()
+                } else {
+                    break
+                }
             }
-        }
-        if !isClosed { afterEvents?() }
+            if !isClosed { afterEvents?() }
+        } while !isClosed && (!completed.isEmpty || owners.contains { $0.object?.hasPendingEvents == true })
     }
 
     /// Records the connection's failure and stops reading; returns the error.
