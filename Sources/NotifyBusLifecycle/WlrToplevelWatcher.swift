@@ -1,0 +1,150 @@
+import EpollLoop
+import Wayland
+
+/// The wlr window backend: the toplevel windows a wlroots compositor (sway, labwc, river, …)
+/// reports through `zwlr_foreign_toplevel_manager_v1`, as `ToplevelUpdate`s for the lifecycle
+/// policy.
+///
+/// It connects to the compositor's Wayland socket, binds the manager (at version 3, or at the
+/// compositor's highest when that is lower), and reports `.windows` once the first list is known (the second round
+/// trip: after every existing window's first `done`), then after each batch of events that
+/// changed the list (a window's `done` or `closed`; one report per read of the socket, and none
+/// when the windows as reported did not change, a new title say). A window is listed from its
+/// first `done`, with its app id once the compositor sent one, no pid (the protocol has none)
+/// and `activated` from its state. `.lost(reason:)` comes once when the connection fails or the
+/// compositor finishes the manager; then everything is released. Nothing comes after `stop()`.
+///
+/// Runs on its loop's thread, with no thread or timer of its own: idle, it sleeps in the loop's
+/// `epoll_wait`. Only `init` blocks: for the registry's round trip (at most 5 seconds).
+public final class WlrToplevelWatcher {
+    /// How long `init` waits for the compositor's registry.
+    static let registryTimeout: Duration = .seconds(5)
+
+    private let onUpdate: (ToplevelUpdate) -> Void
+    private var display: WaylandDisplay?
+    private var manager: ForeignToplevelManager?
+    /// The windows by id: what their last `done` said (`committed`), and what arrived since.
+    private var windows: [UInt64: WindowState] = [:]
+    private var firstListKnown = false
+    private var changed = false
+    private var lastReported: [ToplevelWindow]?
+    private var ended = false
+
+    /// The compositor's process id (the Wayland socket's peer credentials, `SO_PEERCRED`), taken
+    /// when connecting: the process the freezer must never freeze. Kept after the connection
+    /// ends.
+    public let compositorPID: Int32?
+
+    /// Connects to `display` (nil: `$WAYLAND_DISPLAY`, else `wayland-0`; relative to
+    /// `$XDG_RUNTIME_DIR` as libwayland does), binds the manager (version min(3, offered)), and
+    /// reports `.windows` once the first list is known (after the round trips that deliver every
+    /// existing handle's `done`), then after every `done`/`closed`; `.lost(reason:)` once when
+    /// the connection fails or the manager finishes; nothing after `stop()`.
+    ///
+    /// Blocks for the registry's round trip. `onUpdate` runs on the loop's thread, never inside
+    /// `init`.
+    /// - Throws: `WaylandError.noCompositor` when nothing listens at the socket;
+    ///   `.protocolNotOffered("zwlr_foreign_toplevel_manager_v1")` when the compositor does not
+    ///   offer the protocol (GNOME, KDE); `.noAnswer` when the compositor does not answer within
+    ///   5 seconds; `.connectionLost`, `.protocolError` when the connection fails meanwhile.
+    public init(context: LoopContext, display: String?, onUpdate: @escaping (ToplevelUpdate) -> Void) throws(WaylandError) {
+        self.onUpdate = onUpdate
+        let connection = try WaylandDisplay(name: display)
+        compositorPID = connection.compositorPID
+        do throws(WaylandError) {
+            try connection.roundtrip(timeout: Self.registryTimeout)
+            self.display = connection
+            manager = try ForeignToplevelManager(display: connection) { [weak self] event in self?.apply(event) }
+            try connection.sync { [weak self] in self?.firstListArrived() }
+            try connection.watch(
+                on: context, afterEvents: { [weak self] in self?.report() },
+                onFailure: { [weak self] error in self?.lose(reason: error.description) })
+        } catch {
+            release()
+            connection.close()
+            throw error
+        }
+    }
+
+    deinit { release() }
+
+    /// Whether the connection is open: from `init` until `stop()` or `.lost`.
+    var isConnected: Bool { display != nil }
+
+    /// Stops watching: destroys the manager's and the windows' proxies and disconnects; nothing
+    /// is reported after this. Wraps `ForeignToplevelManager.stop()` and `WaylandDisplay.close()`.
+    public func stop() {
+        ended = true
+        release()
+    }
+
+    // MARK: Events
+
+    private struct WindowState {
+        /// The window as its last `done` left it; `nil` before its first `done`.
+        var committed: ToplevelWindow?
+        /// The window with the details sent since.
+        var current: ToplevelWindow
+    }
+
+    private func apply(_ event: ForeignToplevelManager.Event) {
+        guard !ended else { return }
+        switch event {
+        case .toplevel(let id):
+            windows[id] = WindowState(committed: nil, current: ToplevelWindow(id: id, appID: nil, activated: false))
+        case .appID(let id, let appID):
+            windows[id]?.current.appID = appID
+        case .state(let id, let state):
+            windows[id]?.current.activated = state.contains(.activated)
+        case .parent:
+            break
+        case .done(let id):
+            guard var window = windows[id] else { return }
+            if window.committed != window.current {
+                window.committed = window.current
+                changed = true
+            }
+            windows[id] = window
+        case .closed(let id):
+            if let window = windows.removeValue(forKey: id), window.committed != nil { changed = true }
+        case .finished:
+            lose(reason: "the compositor finished \(ForeignToplevelManager.interfaceName)")
+        }
+    }
+
+    /// The second round trip came back: every window that existed at the bind has sent its
+    /// first `done`.
+    private func firstListArrived() {
+        firstListKnown = true
+        changed = true
+    }
+
+    /// After each batch of events: the list, if it changed.
+    private func report() {
+        guard !ended, firstListKnown, changed else { return }
+        changed = false
+        let list = windows.values.compactMap(\.committed).sorted { $0.id < $1.id }
+        guard list != lastReported else { return }
+        lastReported = list
+        onUpdate(.windows(list))
+    }
+
+    private func lose(reason: String) {
+        guard !ended else { return }
+        ended = true
+        release()
+        onUpdate(.lost(reason: reason))
+    }
+
+    /// Destroys the proxies and disconnects.
+    private func release() {
+        manager?.stop()
+        manager = nil
+        display?.close()
+        display = nil
+        windows = [:]
+    }
+}
+
+@available(*, unavailable, message: "a WlrToplevelWatcher stays on its loop thread")
+extension WlrToplevelWatcher: Sendable {}
