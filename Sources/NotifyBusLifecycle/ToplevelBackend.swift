@@ -13,6 +13,7 @@ protocol ToplevelBackend: AnyObject {
 }
 
 extension SwayToplevelWatcher: ToplevelBackend {}
+extension WlrToplevelWatcher: ToplevelBackend {}
 
 extension LifecycleDriver {
     /// Connects to the compositor as `configuration.toplevels` says: `sway` (sway's IPC), `wlr`
@@ -37,6 +38,6 @@ extension LifecycleDriver {
     }
 
     private func makeWlrBackend(onUpdate: @escaping (ToplevelUpdate) -> Void) throws -> any ToplevelBackend {
-        throw LifecycleConfiguration.Problem(description: "the wlr backend is not built in")
+        try WlrToplevelWatcher(context: context, display: configuration.waylandDisplay, onUpdate: onUpdate)
     }
 }

@@ -9,12 +9,13 @@ import Glibc
 /// `notifybusd --freeze-background` as a child process, against a headless sway with foot
 /// windows in app scopes: the rules of the article Freezing background apps, end to end.
 @Suite(.serialized, .enabled(if: SwayBedEnvironment.testsRun)) struct LifecycleDaemonTests {
-    @Test func aBackgroundAppIsFrozenAfterTheDelayAndThawedAtOnceWhenFocused() async throws {
+    @Test(arguments: ["sway", "wlr"])
+    func aBackgroundAppIsFrozenAfterTheDelayAndThawedAtOnceWhenFocused(backend: String) async throws {
         let bed = try await LifecycleBed()
         defer { bed.stop() }
         let (_, scopeA) = try await bed.open("org.example.A")
         let (_, scopeB) = try await bed.open("org.example.B")
-        try await bed.start()
+        try await bed.start(backend: backend)
         #expect(bed.lifecycleSource()?["status"]?.stringValue == "running")
         #expect(bed.waitFor("org.example.B", "foreground") != nil)
         let background = ContinuousClock.now
@@ -40,6 +41,17 @@ import Glibc
         #expect(bed.stopDaemon() == 0)
         #expect(!scopeB.isFrozen)
         #expect(bed.listed.isEmpty)
+    }
+
+    @Test func autoTakesTheWlrProtocolWithoutSway() async throws {
+        let bed = try await LifecycleBed()
+        defer { bed.stop() }
+        let (_, scopeA) = try await bed.open("org.example.A")
+        try await bed.open("org.example.B")
+        try await bed.start(backend: "auto", environment: ["SWAYSOCK": nil])
+        #expect(bed.lifecycleSource()?["status"]?.stringValue == "running")
+        #expect(bed.waitFor("org.example.A", "frozen") != nil)
+        #expect(scopeA.isFrozen)
     }
 
     @Test func aKilledDaemonsFreezesAreThawedAtTheNextStartEvenWithoutTheFeature() async throws {
