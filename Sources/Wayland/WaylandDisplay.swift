@@ -357,33 +357,6 @@ public final class WaylandDisplay {
         callbackListener.deallocate()
     }
 
-    // MARK: Helpers
-
-    /// `name`, else `$WAYLAND_DISPLAY`, else `wayland-0`: libwayland's choice without
-    /// `$WAYLAND_SOCKET`.
-    static func resolvedName(_ name: String?) -> String {
-        if let name, !name.isEmpty { return name }
-        if let value = getenv("WAYLAND_DISPLAY"), value.pointee != 0 { return String(cString: value) }
-        return "wayland-0"
-    }
-
-    /// The process at the other end of a Unix socket (`getsockopt` with `SO_PEERCRED`, whose
-    /// `struct ucred` is a pid and a uid and gid of 32 bits each).
-    static func peerPID(of socket: Int32) -> Int32? {
-        var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
-        var length = socklen_t(MemoryLayout<(Int32, UInt32, UInt32)>.size)
-        guard getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0, credentials.pid > 0 else {
-            return nil
-        }
-        return credentials.pid
-    }
-
-    /// A duration in whole milliseconds, rounded up.
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-    }
-
     fileprivate func registryAnnounced(_ global: WaylandGlobal) { globals[global.name] = global }
     fileprivate func registryRemoved(_ name: UInt32) { globals[name] = nil }
 }
@@ -396,21 +369,6 @@ private final class SyncRequest {
     var done = false
     let completion: (() -> Void)?
     init(completion: (() -> Void)?) { self.completion = completion }
-}
-
-/// An object with proxies on a connection: it collects its events during a dispatch and hands
-/// them over after, and destroys its proxies when the connection closes.
-protocol WaylandProxyOwner: AnyObject {
-    /// Whether events wait to be handed over.
-    var hasPendingEvents: Bool { get }
-    /// Hands over the waiting events.
-    func deliverEvents()
-    /// Destroys every proxy (the connection is about to disconnect); no event after this.
-    func releaseProxies()
-}
-
-private struct ProxyOwnerReference {
-    weak var object: (any WaylandProxyOwner)?
 }
 
 // libwayland's callbacks run inside `wl_display_dispatch_pending`, on the loop thread; `data` is

@@ -1,0 +1,34 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Names, peers and times, for the connection.
+extension WaylandDisplay {
+    /// `name`, else `$WAYLAND_DISPLAY`, else `wayland-0`: libwayland's choice without
+    /// `$WAYLAND_SOCKET`.
+    static func resolvedName(_ name: String?) -> String {
+        if let name, !name.isEmpty { return name }
+        if let value = getenv("WAYLAND_DISPLAY"), value.pointee != 0 { return String(cString: value) }
+        return "wayland-0"
+    }
+
+    /// The process at the other end of a Unix socket (`getsockopt` with `SO_PEERCRED`, whose
+    /// `struct ucred` is a pid and a uid and gid of 32 bits each).
+    static func peerPID(of socket: Int32) -> Int32? {
+        var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
+        var length = socklen_t(MemoryLayout<(Int32, UInt32, UInt32)>.size)
+        guard getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0, credentials.pid > 0 else {
+            return nil
+        }
+        return credentials.pid
+    }
+
+    /// A duration in whole milliseconds, rounded up.
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+    }
+
+}
