@@ -56,21 +56,6 @@ public enum AppUnit {
 
     /// `part` with systemd's `\xNN` escapes undone.
     static func unescaped(_ part: Substring) -> String {
-        guard part.contains("\\") else { return String(part) }
-        var bytes: [UInt8] = []
-        let source = Array(part.utf8)
-        var index = 0
-        while index < source.count {
-            if source[index] == UInt8(ascii: "\\"), index + 3 < source.count, source[index + 1] == UInt8(ascii: "x"),
-                let value = UInt8(String(decoding: source[(index + 2)...(index + 3)], as: UTF8.self), radix: 16)
-            {
-                bytes.append(value)
-                index += 4
-            } else {
-                bytes.append(source[index])
-                index += 1
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        ByteEscapes.decode(part, marker: "\\x", digits: 2, radix: 16)
     }
 }

@@ -42,7 +42,7 @@ public final class MediaPlayers {
     private var state: State
     /// Bumped at every (re)connection: answers to questions asked before are dropped.
     private var generation: UInt64 = 0
-    private var tokens: [DBusConnection.Token] = []
+    private let handlers: DBusHandlerSet
     private var stopped = false
 
     /// Starts following the players on `connection` (at once when connected, else once it
@@ -53,34 +53,30 @@ public final class MediaPlayers {
         onChange: @escaping (Set<Int32>) -> Void
     ) {
         self.connection = connection
+        handlers = DBusHandlerSet(connection: connection)
         self.logger = logger
         self.timeout = timeout
         self.onChange = onChange
         state = State(maximumPlayers: maximumPlayers)
-        tokens.append(connection.onStateChange { [weak self] state in
+        handlers.add(connection.onStateChange { [weak self] state in
             if case .connected = state { self?.restart() }
         })
-        tokens.append(connection.signals(matching: DBusMatchRule(
+        handlers.add(connection.signals(matching: DBusMatchRule(
             sender: .bus, path: .bus, interface: .bus, member: "NameOwnerChanged")) { [weak self] signal in
             self?.nameOwnerChanged(signal)
         })
-        tokens.append(connection.signals(matching: .propertiesChanged(
+        handlers.add(connection.signals(matching: .propertiesChanged(
             sender: nil, path: Self.objectPath, interface: Self.playerInterface)) { [weak self] signal in
             self?.propertiesChanged(signal)
         })
         if connection.isConnected { restart() }
     }
 
-    deinit {
-        stop()
-    }
-
     /// Stops following the players: its match rules are removed, and nothing is reported any more.
     public func stop() {
         guard !stopped else { return }
         stopped = true
-        for token in tokens { connection.cancel(token) }
-        tokens = []
+        handlers.cancelAll()
         state.reset()
     }
 

@@ -38,7 +38,7 @@ public final class ProtectedProcesses {
     private let logger: Logger
     private let onChange: (Set<Int32>) -> Void
     private var state = State()
-    private var tokens: [DBusConnection.Token] = []
+    private let handlers: DBusHandlerSet
     private var stopped = false
 
     /// Starts following the owners of `names` and the bus daemon on `connection` (at once when
@@ -49,30 +49,26 @@ public final class ProtectedProcesses {
         onChange: @escaping (Set<Int32>) -> Void
     ) {
         self.connection = connection
+        handlers = DBusHandlerSet(connection: connection)
         self.logger = logger
         self.onChange = onChange
         var unique: [BusName] = []
         for name in names where name != .bus && !unique.contains(name) { unique.append(name) }
         self.names = unique
-        tokens.append(connection.onStateChange { [weak self] state in
+        handlers.add(connection.onStateChange { [weak self] state in
             if case .connected = state { self?.ownerChanged(.bus, to: .bus) }
         })
         for name in unique {
-            tokens.append(connection.nameOwners(of: name) { [weak self] owner in self?.ownerChanged(name, to: owner) })
+            handlers.add(connection.nameOwners(of: name) { [weak self] owner in self?.ownerChanged(name, to: owner) })
         }
         if connection.isConnected { ownerChanged(.bus, to: .bus) }
-    }
-
-    deinit {
-        stop()
     }
 
     /// Stops following the names: their watches are cancelled, and nothing is reported any more.
     public func stop() {
         guard !stopped else { return }
         stopped = true
-        for token in tokens { connection.cancel(token) }
-        tokens = []
+        handlers.cancelAll()
         state.reset()
     }
 

@@ -41,26 +41,23 @@ public final class SystemdUnits {
     private let timeout: Duration
     /// The manager's unique name, when known; `.some(nil)` when it is known to have none.
     private var owner: BusName?? = nil
-    private var tokens: [DBusConnection.Token] = []
+    private let handlers: DBusHandlerSet
     private var stopped = false
 
     /// Follows the manager on `connection`; `timeout` bounds each call.
     public init(connection: DBusConnection, logger: Logger, timeout: Duration = .seconds(10)) {
         self.connection = connection
+        handlers = DBusHandlerSet(connection: connection)
         self.logger = logger
         self.timeout = timeout
-        tokens.append(connection.nameOwners(of: Self.service) { [weak self] owner in
+        handlers.add(connection.nameOwners(of: Self.service) { [weak self] owner in
             guard let self, !self.stopped else { return }
             self.owner = .some(owner)
             self.logger.debug("\(Self.service) is owned by \(owner?.rawValue ?? "nobody")")
         })
-        tokens.append(connection.onStateChange { [weak self] state in
+        handlers.add(connection.onStateChange { [weak self] state in
             if case .disconnected = state { self?.owner = nil }
         })
-    }
-
-    deinit {
-        stop()
     }
 
     /// Stops following the manager. Replies to calls made before are dropped, and calls made
@@ -68,8 +65,7 @@ public final class SystemdUnits {
     public func stop() {
         guard !stopped else { return }
         stopped = true
-        for token in tokens { connection.cancel(token) }
-        tokens = []
+        handlers.cancelAll()
     }
 
     /// Asks the manager whether it knows the unit `name` (`GetUnit`); `reply` gets the answer.

@@ -81,33 +81,6 @@ public struct CgroupMount: Sendable, Hashable, CustomStringConvertible {
     /// `field` with the octal escapes of mountinfo (`\040` for a space, `\011`, `\012`, `\134`)
     /// replaced by their bytes; a backslash not followed by three octal digits stays as it is.
     static func unescaped(_ field: Substring) -> String {
-        let bytes = Array(field.utf8)
-        guard bytes.contains(UInt8(ascii: "\\")) else { return String(field) }
-        var result: [UInt8] = []
-        result.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "\\"), index + 3 < bytes.count,
-                let value = octal(bytes[(index + 1)...(index + 3)])
-            {
-                result.append(value)
-                index += 4
-            } else {
-                result.append(bytes[index])
-                index += 1
-            }
-        }
-        return String(decoding: result, as: UTF8.self)
-    }
-
-    /// The byte that three octal digits stand for; `nil` unless `digits` is exactly that.
-    private static func octal(_ digits: ArraySlice<UInt8>) -> UInt8? {
-        guard digits.count == 3 else { return nil }
-        var value = 0
-        for digit in digits {
-            guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "7") else { return nil }
-            value = value * 8 + Int(digit - UInt8(ascii: "0"))
-        }
-        return value <= 255 ? UInt8(value) : nil
+        ByteEscapes.decode(field, marker: "\\", digits: 3, radix: 8)
     }
 }
