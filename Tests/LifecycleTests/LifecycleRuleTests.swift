@@ -140,6 +140,76 @@ import Glibc
         #expect(log.states(of: "org.example.B").suffix(2) == ["background", "frozen"])
     }
 
+    @Test func aScopeHoldingTheCompositorIsNeverFrozen() async throws {
+        let bed = try await LifecycleBed()
+        defer { bed.stop() }
+        let (_, scopeS) = try await bed.open("org.example.S")
+        // sway itself moves into S's scope (it stays there until the tree is removed).
+        try writeFile(scopeS.directory + "/cgroup.procs", String(bed.sway.pid))
+        let (_, scopeX) = try await bed.open("org.example.X")
+        try await bed.open("org.example.B")
+        try await bed.start()
+        let log = WatcherLog(bed)
+        #expect(log.waitFor("org.example.S", "background", reason: "protected", fromStart: true), "\(log.lines)")
+        #expect(log.waitFor("org.example.X", "frozen", fromStart: true))
+        #expect(!scopeS.isFrozen)
+        #expect(bed.listed == [scopeX.group])
+        #expect(!log.states(of: "org.example.S").contains("frozen"))
+    }
+
+    @Test func aScopeHoldingTheOwnerOfASessionServiceIsNeverFrozen() async throws {
+        let bed = try await LifecycleBed()
+        defer { bed.stop() }
+        try await bed.open("org.example.B")
+        try await bed.start()
+        let daemon = try #require(bed.daemon)
+        // The notification daemon (python-dbusmock's template) runs in P's scope.
+        let scopeP = try bed.scopes.makeScope(name: "app-test-org.example.P-1.scope")
+        let service = try await startMock(
+            on: daemon.session, in: scopeP.directory, name: "org.freedesktop.Notifications", arguments: ["-t", "notification_daemon"])
+        defer { service.terminate(signal: SIGKILL) }
+        try await bed.open("org.example.P", in: scopeP)
+        try await bed.sway.focus(appID: "org.example.B")
+        let log = WatcherLog(bed)
+        try #require(log.waitFor("org.example.P", "background", reason: "protected", fromStart: true, timeout: .seconds(6)), "\(log.lines)")
+        #expect(!scopeP.isFrozen)
+        #expect(!bed.listed.contains(scopeP.group))
+    }
+
+    @Test func aScopeWithAPlayingMediaPlayerIsFrozenOnlyTheDelayAfterItStops() async throws {
+        let bed = try await LifecycleBed()
+        defer { bed.stop() }
+        try await bed.open("org.example.B")
+        try await bed.start()
+        let daemon = try #require(bed.daemon)
+        // An MPRIS player, playing, in M's scope.
+        let scopeM = try bed.scopes.makeScope(name: "app-test-org.example.M-1.scope")
+        let player = try await startMock(
+            on: daemon.session, in: scopeM.directory, name: "org.mpris.MediaPlayer2.test",
+            arguments: ["-t", Paths.fixtures + "/mpris_player.py", "-p", #"{"PlaybackStatus": "Playing"}"#])
+        defer { player.terminate(signal: SIGKILL) }
+        try await bed.open("org.example.M", in: scopeM)
+        try await bed.sway.focus(appID: "org.example.B")
+        let log = WatcherLog(bed)
+        // (Required: a frozen player would not answer the pause below.)
+        try #require(log.waitFor("org.example.M", "background", reason: "media", fromStart: true, timeout: .seconds(6)), "\(log.lines)")
+        #expect(!scopeM.isFrozen)
+
+        // Paused: frozen the delay after, not before.
+        let control = try DBusClient(address: daemon.session.dbusAddress)
+        defer { Task { await control.close() } }
+        try await control.waitUntilConnected()
+        let paused = ContinuousClock.now
+        _ = try await control.call(
+            destination: "org.mpris.MediaPlayer2.test", path: "/org/mpris/MediaPlayer2", interface: "org.freedesktop.DBus.Mock",
+            member: "UpdateProperties", arguments: [.string("org.mpris.MediaPlayer2.Player"), .vardict([("PlaybackStatus", .string("Paused"))])])
+        #expect(await eventually(timeout: .seconds(6)) { scopeM.isFrozen })
+        let frozenAfter = ContinuousClock.now - paused
+        #expect(frozenAfter >= Self.delay, "frozen \(frozenAfter) after the pause")
+        #expect(frozenAfter < Self.delay + Self.lateness, "frozen \(frozenAfter) after the pause")
+        #expect(log.waitFor("org.example.M", "frozen"))
+    }
+
     @Test func aCgroupFrozenBySomeoneElseIsLeftAlone() async throws {
         let bed = try await LifecycleBed()
         defer { bed.stop() }
@@ -270,6 +340,39 @@ import Glibc
         #expect(source?["reason"]?.stringValue?.isEmpty == false)
         for app in apps { #expect(log.states(of: app).filter { $0 == "closed" }.count == 1, "\(app)") }
         #expect(bed.listed.isEmpty)
+    }
+
+    @Test func aLostCompositorIsTriedAgainAfterASecond() async throws {
+        let bed = try await LifecycleBed()
+        let second = try await HeadlessSway()
+        defer {
+            second.stop()
+            bed.stop()
+        }
+        // The daemon's SWAYSOCK is a link: to the first sway, then to the second.
+        let link = bed.runtime + "/sway.sock"
+        #expect(symlink(bed.sway.ipcSocket, link) == 0)
+        try await bed.open("org.example.A")
+        try await bed.start(environment: ["SWAYSOCK": link])
+        let log = WatcherLog(bed)
+        #expect(log.read { lines in lines.contains { isSource($0, "running") } })
+        kill(bed.sway.pid, SIGKILL)
+        #expect(log.read { lines in lines.contains { isSource($0, "unavailable") } })
+        let lost = ContinuousClock.now
+        #expect(symlink(second.ipcSocket, link + ".new") == 0 && rename(link + ".new", link) == 0)
+        let mark = log.lines.count
+        #expect(log.read(timeout: .seconds(10)) { lines in lines[mark...].contains { isSource($0, "running") } })
+        let back = ContinuousClock.now - lost
+        #expect(back < .seconds(2), "running again \(back) after the loss")
+        // The second sway's windows are followed.
+        let scopeC = try bed.scopes.makeScope(name: "app-test-org.example.C-1.scope")
+        let scopeD = try bed.scopes.makeScope(name: "app-test-org.example.D-1.scope")
+        try await second.openWindow(appID: "org.example.C", inCgroup: scopeC.directory)
+        try await second.openWindow(appID: "org.example.D", inCgroup: scopeD.directory)
+        #expect(log.waitFor("org.example.D", "foreground", fromStart: true))
+        #expect(log.waitFor("org.example.C", "frozen", fromStart: true))
+        #expect(scopeC.isFrozen && !scopeD.isFrozen)
+        #expect(log.states(of: "org.example.A") == ["foreground", "closed"])
     }
 
     @Test func closingTheLastWindowOfAFrozenAppThawsItsScope() async throws {
@@ -500,6 +603,22 @@ func fileMode(_ path: String) -> mode_t? {
 /// Whether the cgroup's `cgroup.events` says `frozen 1`.
 func cgroupIsFrozen(_ directory: String) -> Bool {
     (readFile(directory + "/cgroup.events") ?? "").split(separator: "\n").contains("frozen 1")
+}
+
+/// `python3 -m dbusmock --session` with `arguments`, started inside the cgroup `directory`, owning
+/// `name` on `bus` (its `NOTIFYBUS_MOCK_BUS_NAME`); returns once it owns the name.
+func startMock(on bus: PrivateBus, in directory: String, name: String, arguments: [String]) async throws -> Spawned {
+    let process = try Spawned(
+        "/bin/sh", ["-c", "echo $$ > '\(directory)/cgroup.procs' && exec \"$@\"", "sh", "/usr/bin/python3", "-m", "dbusmock", "--session"] + arguments,
+        environment: bus.environment(extra: ["PYTHONDONTWRITEBYTECODE": "1", "NOTIFYBUS_MOCK_BUS_NAME": name]),
+        log: "\(bus.directory)/mock-\(name).log")
+    do {
+        try await bus.waitForOwner(of: name) { process.hasExited ? "dbusmock exited: \(readFile("\(bus.directory)/mock-\(name).log") ?? "")" : nil }
+    } catch {
+        process.terminate(signal: SIGKILL)
+        throw error
+    }
+    return process
 }
 
 /// Sets the `LockedHint` of the session of Fixtures/logind_session.py.
