@@ -49,6 +49,54 @@ import Glibc
         #expect(readFile(bed.stateFile) == scopeA.group + "\n")
     }
 
+    @Test func theDelayComesFromTheFileAndTheOptionWinsOverIt() async throws {
+        let bed = try await LifecycleBed()
+        defer { bed.stop() }
+        let (_, scopeA) = try await bed.open("org.example.A")
+        try await bed.open("org.example.B")
+        // The file's delay, 2 (not the default 10).
+        try writeFile(bed.config, "cgroup-root = \(bed.scopes.root)\ndelay = 2\n")
+        var started = ContinuousClock.now
+        try await bed.start([])
+        #expect(await eventually(timeout: .seconds(6)) { scopeA.isFrozen })
+        var frozenAfter = ContinuousClock.now - started
+        #expect(frozenAfter < Self.delay + Self.lateness, "frozen \(frozenAfter) after the start")
+        #expect(bed.stopDaemon() == 0)
+        #expect(!scopeA.isFrozen)
+        // The file says an hour, the option 2 s: the option wins.
+        try writeFile(bed.config, "cgroup-root = \(bed.scopes.root)\ndelay = 3600\n")
+        started = ContinuousClock.now
+        try await bed.start(["--freeze-delay", "2"])
+        #expect(await eventually(timeout: .seconds(6)) { scopeA.isFrozen })
+        frozenAfter = ContinuousClock.now - started
+        #expect(frozenAfter >= Self.delay && frozenAfter < Self.delay + Self.lateness + .seconds(1), "frozen \(frozenAfter) after the start")
+    }
+
+    @Test func anAppWithWindowsInTwoScopesIsFrozenWhenBothAre() async throws {
+        let bed = try await LifecycleBed()
+        defer { bed.stop() }
+        let (_, scope1) = try await bed.open("org.example.A")
+        let (second, scope2) = try await bed.open("org.example.A")
+        try await bed.open("org.example.B")
+        try await bed.start()
+        let log = WatcherLog(bed)
+        #expect(log.waitFor("org.example.A", "frozen", fromStart: true))
+        #expect(scope1.isFrozen && scope2.isFrozen)
+        #expect(Set(bed.listed) == [scope1.group, scope2.group])
+        #expect(log.states(of: "org.example.A") == ["background", "frozen"])
+        // One of its windows in front: the app is, and that window's scope is thawed at once.
+        let focus = ContinuousClock.now
+        try await bed.sway.command("[con_id=\(second.id)] focus")
+        #expect(await eventually(timeout: .seconds(2)) { !scope2.isFrozen })
+        let thawedAfter = ContinuousClock.now - focus
+        #expect(thawedAfter < .milliseconds(500), "thawed \(thawedAfter) after the focus")
+        #expect(log.waitFor("org.example.A", "foreground"))
+        #expect(!bed.listed.contains(scope2.group))
+        // The unit is the cgroup: the other scope's window is still not activated, so it stays.
+        #expect(scope1.isFrozen)
+        #expect(bed.listed == [scope1.group])
+    }
+
     @Test func exemptAppsAreNeverFrozen() async throws {
         let bed = try await LifecycleBed()
         defer { bed.stop() }
