@@ -158,7 +158,7 @@ let package = Package(
         // Tests. Debian packages they need: scripts/system-packages.txt.
         // Child processes, private buses, umockdev test beds and the real daemons, for every test target.
         .target(
-            name: "TestSupport", dependencies: ["NotifyBus", "DBus", .product(name: "Logging", package: "swift-log")],
+            name: "TestSupport", dependencies: ["NotifyBus", "NotifyBusSources", "DBus", .product(name: "Logging", package: "swift-log")],
             path: "Tests/TestSupport", exclude: ["Fixtures"]),
         // Runs the power or display source in a child process under umockdev's LD_PRELOAD.
         .executableTarget(

@@ -1,10 +1,10 @@
 import OrderedCollections
 
-/// A fleet watcher's suspension as a plain state machine (`notifywatch --mqtt`'s SIGUSR1 and
-/// SIGUSR2, Ctrl-Z and fg, as for any live watching): while suspended, each host's key keeps
-/// one notification (its latest value and time, the counts of the messages it stands for added,
-/// the `previous` of the first: the value last printed); the resume flushes them in the order
-/// of each one's latest message. Host and broker statuses are never held.
+/// What a suspended fleet watcher holds, as a plain state machine (`notifywatch --mqtt` suspends
+/// and resumes it as any live watching): while suspended, each host's key keeps one notification
+/// (its latest value and time, the counts of the messages it stands for added, the `previous` of
+/// the first: the value last printed); the resume flushes them in the order of each one's latest
+/// message. Host and broker statuses are never held.
 public struct FleetHold: Sendable {
     /// What to print, in order.
     public enum Output: Sendable, Hashable {
@@ -18,8 +18,6 @@ public struct FleetHold: Sendable {
 
     /// Whether the watcher is suspended.
     public private(set) var isSuspended = false
-    /// Whether the suspension came from a stop (Ctrl-Z): only then does a continue end it.
-    public private(set) var suspendedByStop = false
     private var held: OrderedDictionary<String, FleetNotification> = [:]
 
     /// A watcher that is not suspended.
@@ -44,22 +42,17 @@ public struct FleetHold: Sendable {
         return []
     }
 
-    /// Suspends (SIGUSR1, or Ctrl-Z when `byStop`); already suspended, a stop changes nothing.
-    public mutating func suspend(byStop: Bool = false) -> [Output] {
-        if isSuspended {
-            if !byStop { suspendedByStop = false }
-            return []
-        }
+    /// Suspends: the `suspended` line; nothing when suspended already.
+    public mutating func suspend() -> [Output] {
+        guard !isSuspended else { return [] }
         isSuspended = true
-        suspendedByStop = byStop
         return [.suspended]
     }
 
-    /// Resumes and flushes (SIGUSR2; a continue, `afterStop`, only ends a Ctrl-Z suspension).
-    public mutating func resume(afterStop: Bool = false) -> [Output] {
-        guard isSuspended, !afterStop || suspendedByStop else { return [] }
+    /// Resumes: the `resumed` line and the flush; nothing when not suspended.
+    public mutating func resume() -> [Output] {
+        guard isSuspended else { return [] }
         isSuspended = false
-        suspendedByStop = false
         let flushed = held.values.map { Output.event(.notification($0)) }
         held = [:]
         return [.resumed(flushed: flushed.count)] + flushed

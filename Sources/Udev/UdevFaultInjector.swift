@@ -8,15 +8,15 @@ import Synchronization
 /// with `errno == ENOBUFS` would) without touching the socket. The monitor's descriptor must
 /// still become readable for its owner to call `receiveDevice()`, so send some uevent afterwards.
 ///
-/// Thread-safe: arm it from any thread.
-public final class UdevFaultInjector: Sendable {
+/// Thread-safe: arm it from any thread. A test hook, so not part of the module's public API.
+package final class UdevFaultInjector: Sendable {
     private let pendingReceiveFailures = Mutex<[Int32]>([])
 
     /// Creates an injector with nothing armed.
-    public init() {}
+    package init() {}
 
     /// Makes one later `UdevMonitor.receiveDevice()` fail with `errno` (several calls queue up).
-    public func failNextReceive(errno: Int32) {
+    package func failNextReceive(errno: Int32) {
         pendingReceiveFailures.withLock { $0.append(errno) }
     }
 

@@ -45,11 +45,15 @@ public final class UdevMonitor {
     /// Creates a monitor. Wraps `udev_monitor_new_from_netlink(udev, "udev")` (or `"kernel"`).
     /// - Parameters:
     ///   - source: the netlink group; `.udev` unless you need raw kernel events.
-    ///   - faults: a test hook: failures it holds are returned by `receiveDevice()` as though
-    ///     libudev had reported them (umockdev cannot overflow a socket). `nil` in production.
     /// - Throws: `UdevError` with operation `udev_monitor_new_from_netlink`, e.g. `EACCES` or
     ///   `EPROTONOSUPPORT` where netlink uevent sockets are not allowed (some containers).
-    public init(context: UdevContext, source: EventSource = .udev, faults: UdevFaultInjector? = nil) throws(UdevError) {
+    public convenience init(context: UdevContext, source: EventSource = .udev) throws(UdevError) {
+        try self.init(context: context, source: source, faults: nil)
+    }
+
+    /// Creates a monitor with a test hook: the failures `faults` holds are returned by
+    /// `receiveDevice()` as though libudev had reported them (umockdev cannot overflow a socket).
+    package init(context: UdevContext, source: EventSource, faults: UdevFaultInjector?) throws(UdevError) {
         clearErrno()
         guard let pointer = udev_monitor_new_from_netlink(context.pointer, source.rawValue) else {
             throw .fromErrno("udev_monitor_new_from_netlink", default: EPROTONOSUPPORT)

@@ -52,13 +52,12 @@ struct DaemonWatch {
             return 69
         }
         let updates = await client.sourceUpdates()
-        // The `suspended` lines printed, so that Ctrl-Z stops the process only after its own.
-        let suspendedLines = SuspendedLineCounter()
+        let jobs = JobControlDriver(rereadsOnContinue: false)
         return await withTaskGroup(of: Int32?.self) { group in
             group.addTask {
                 for await event in subscription {
                     output.event(event)
-                    if case .suspended = event { suspendedLines.linePrinted() }
+                    if case .suspended = event { jobs.suspendedLinePrinted() }
                 }
                 return Task.isCancelled ? nil : 1  // the daemon left
             }
@@ -69,7 +68,17 @@ struct DaemonWatch {
                 return nil
             }
             group.addTask {
-                await self.followSignals(listener, subscription, suspendedLines: suspendedLines)
+                // Ctrl-Z stops the process once the `suspended` line its `Suspend` brings is
+                // printed (or after a second without it): a line printed before, such as the one
+                // of the daemon's own suspension while something else froze or stopped the
+                // process, does not count. The daemon's sources re-read by themselves.
+                await jobs.run(signals: listener.signals) { request in
+                    switch request {
+                    case .suspend: subscription.suspend()
+                    case .resume: subscription.resume()
+                    case .reread: break
+                    }
+                }
                 return 0
             }
             var code: Int32 = 0
@@ -83,49 +92,6 @@ struct DaemonWatch {
             group.cancelAll()
             await client.close()
             return code
-        }
-    }
-
-    /// Suspends and resumes the subscription as the signals say, until SIGINT or SIGTERM. Ctrl-Z
-    /// stops the process once the `suspended` line its `Suspend` brings is printed (or after a
-    /// second without it): a line printed before, such as the one of the daemon's own suspension
-    /// while something else froze or stopped the process, does not count.
-    private func followSignals(
-        _ listener: SignalListener, _ subscription: RemoteSubscription, suspendedLines: SuspendedLineCounter
-    ) async {
-        // Whether the suspension came from Ctrl-Z: only then does fg end it.
-        var suspended = false
-        var suspendedByStop = false
-        for await signal in listener.signals {
-            switch signal {
-            case SIGUSR1:
-                let earlier = suspendedLines.printed
-                subscription.suspend()
-                suspended = true
-                suspendedByStop = false
-                await suspendedLines.waitForLine(after: earlier, within: .seconds(1))
-            case SIGUSR2:
-                subscription.resume()
-                suspended = false
-                suspendedByStop = false
-            case SIGTSTP:
-                if !suspended {
-                    let earlier = suspendedLines.printed
-                    subscription.suspend()
-                    suspended = true
-                    suspendedByStop = true
-                    await suspendedLines.waitForLine(after: earlier, within: .seconds(1))
-                }
-                kill(getpid(), SIGSTOP)
-            case SIGCONT:
-                if suspendedByStop {
-                    subscription.resume()
-                    suspended = false
-                    suspendedByStop = false
-                }
-            default:  // SIGINT, SIGTERM
-                return
-            }
         }
     }
 }

@@ -46,7 +46,7 @@ struct FleetOptions: ParsableArguments {
 /// Watches a fleet until SIGINT or SIGTERM: every host's current values (the retained
 /// messages), then each message as it comes, and the hosts' availability as `source` lines
 /// named `host:<id>` (specification: Publishing a fleet to MQTT). SIGUSR1 and SIGUSR2, Ctrl-Z and
-/// fg suspend and resume it as any live watching (`FleetHold`).
+/// fg suspend and resume it as any live watching (`JobControl`; `FleetHold` holds the messages).
 struct FleetWatch {
     let broker: MQTTBrokerSettings
     let prefix: String
@@ -60,17 +60,13 @@ struct FleetWatch {
             printError("cannot start watching: \(error)")
             return 70
         }
-        for await signal in listener.signals {
-            switch signal {
-            case SIGUSR1: output.suspend()
-            case SIGUSR2: output.resume()
-            case SIGTSTP:
-                output.suspend(byStop: true)
-                kill(getpid(), SIGSTOP)  // really stop; SIGCONT brings us back
-            case SIGCONT: output.resume(afterStop: true)
-            default: break  // SIGINT, SIGTERM
+        let jobs = JobControlDriver(rereadsOnContinue: false)
+        await jobs.run(signals: listener.signals) { request in
+            switch request {
+            case .suspend: if output.suspend() { jobs.suspendedLinePrinted() }
+            case .resume: output.resume()
+            case .reread: break
             }
-            if signal == SIGINT || signal == SIGTERM { break }
         }
         await watcher.stop()
         return 0
@@ -97,11 +93,20 @@ final class FleetOutput: Sendable {
 
     func print(_ event: FleetEvent) { apply { $0.receive(event) } }
 
-    /// SIGUSR1 (or Ctrl-Z, `byStop`): the `suspended` line, then nothing but statuses.
-    func suspend(byStop: Bool = false) { apply { $0.suspend(byStop: byStop) } }
+    /// Suspends: the `suspended` line, then nothing but statuses; whether the line was printed
+    /// (not when suspended already).
+    func suspend() -> Bool {
+        var printed = false
+        apply { hold in
+            let outputs = hold.suspend()
+            printed = outputs.contains(.suspended)
+            return outputs
+        }
+        return printed
+    }
 
-    /// SIGUSR2 (or fg, `afterStop`): the `resumed` line and the flush.
-    func resume(afterStop: Bool = false) { apply { $0.resume(afterStop: afterStop) } }
+    /// Resumes: the `resumed` line and the flush.
+    func resume() { apply { $0.resume() } }
 
     private func apply(_ change: (inout FleetHold) -> [FleetHold.Output]) {
         state.withLock { state in

@@ -153,7 +153,7 @@ struct Watch: AsyncParsableCommand {
         }
 
         let loop = try EventLoopThread(name: "notifywatch")
-        let listener = try SignalListener([SIGUSR1, SIGUSR2, SIGTSTP, SIGCONT, SIGINT, SIGTERM], loop: loop)
+        let listener = try SignalListener(JobControlDriver.signals, loop: loop)
         if let (broker, prefix, selections) = try fleet.fleet(patterns: patterns) {
             let output = FleetOutput(json: json, color: useColor, origin: origin)
             let code = await FleetWatch(broker: broker, prefix: prefix, selections: selections)
@@ -212,38 +212,23 @@ struct Watch: AsyncParsableCommand {
                 }
             }
 
+            let jobs = JobControlDriver(rereadsOnContinue: true)
             let watcher = bus.subscribe(
                 patterns.isEmpty ? [.all] : patterns.map { KeyPattern($0) }, policy: policy, limit: limit,
                 initial: noInitial ? .none : .current, name: Self.subscriberName
-            ) { event in output.event(event) }
+            ) { event in
+                output.event(event)
+                if case .suspended = event { jobs.suspendedLinePrinted() }
+            }
 
-            // Whether the suspension came from Ctrl-Z: only then does fg end it (a watcher
-            // suspended with SIGUSR1 stays suspended across a stop and continue).
-            var suspendedByStop = false
-            signals: for await signal in listener.signals {
-                switch signal {
-                case SIGUSR1:
-                    watcher.suspend()
-                    suspendedByStop = false
-                case SIGUSR2:
-                    watcher.resume()
-                    suspendedByStop = false
-                case SIGTSTP:
-                    if !watcher.isSuspended {
-                        watcher.suspend()
-                        suspendedByStop = true
-                    }
-                    kill(getpid(), SIGSTOP)  // really stop; SIGCONT brings us back
-                case SIGCONT:
+            await jobs.run(signals: listener.signals) { request in
+                switch request {
+                case .suspend: watcher.suspend()
+                case .resume: watcher.resume()
+                case .reread:
                     // Whatever stopped us (Ctrl-Z, or SIGSTOP from outside), the sources may have
                     // missed changes: re-read first, so the flush carries them.
                     for source in sources { await source.reread() }
-                    if suspendedByStop {
-                        watcher.resume()
-                        suspendedByStop = false
-                    }
-                default:  // SIGINT, SIGTERM
-                    break signals
                 }
             }
             watcher.cancel()

@@ -32,17 +32,36 @@ import Testing
         #expect(hold.resume().isEmpty && hold.heldCount == 0)
     }
 
+    /// What the fleet watch prints for `event`: `JobControl`'s actions carried out on the hold,
+    /// each printed `suspended` line reported back (a stop is left out: the test continues).
+    func jobControl(_ event: JobControl.Event, _ jobs: inout JobControl, _ hold: inout FleetHold) -> [FleetHold.Output] {
+        var printed: [FleetHold.Output] = []
+        var pending = jobs.handle(event)
+        while !pending.isEmpty {
+            switch pending.removeFirst() {
+            case .suspend:
+                let outputs = hold.suspend()
+                printed += outputs
+                if outputs.contains(.suspended) { pending += jobs.handle(.suspendedLinePrinted) }
+            case .resume: printed += hold.resume()
+            case .reread, .awaitSuspendedLine, .stopProcess, .finish: break
+            }
+        }
+        return printed
+    }
+
     @Test func aContinueEndsOnlyAStopsSuspension() {
         var hold = FleetHold()
-        #expect(hold.suspend() == [.suspended])
+        var jobs = JobControl(rereadsOnContinue: false)
+        #expect(jobControl(.suspendSignal, &jobs, &hold) == [.suspended])
         // Ctrl-Z while suspended by SIGUSR1, then fg: still suspended.
-        #expect(hold.suspend(byStop: true).isEmpty)
-        #expect(hold.resume(afterStop: true).isEmpty && hold.isSuspended)
-        #expect(hold.resume() == [.resumed(flushed: 0)])
+        #expect(jobControl(.stopSignal, &jobs, &hold).isEmpty)
+        #expect(jobControl(.continueSignal, &jobs, &hold).isEmpty && hold.isSuspended)
+        #expect(jobControl(.resumeSignal, &jobs, &hold) == [.resumed(flushed: 0)])
         // Ctrl-Z, then fg: resumed.
-        #expect(hold.suspend(byStop: true) == [.suspended])
+        #expect(jobControl(.stopSignal, &jobs, &hold) == [.suspended])
         _ = hold.receive(note("a", "k", 1))
-        #expect(hold.resume(afterStop: true) == [.resumed(flushed: 1), .event(note("a", "k", 1))])
+        #expect(jobControl(.continueSignal, &jobs, &hold) == [.resumed(flushed: 1), .event(note("a", "k", 1))])
     }
 }
 

@@ -37,7 +37,7 @@ public struct TimeConfiguration: Sendable {
     public var localtime: String
     /// The zone database, `/usr/share/zoneinfo`.
     public var zoneinfo: String
-    /// The wall clock: the system's, or a `ManualWallClock` in tests.
+    /// The wall clock: the system's, or one a test moves by hand.
     public var clock: any WallClock
     /// Timeouts, and reconnection backoff.
     public var connection: DBusConnection.Configuration

@@ -2,8 +2,8 @@ import EpollLoop
 import SystemSupport
 
 /// The wall clock `TimeSource` reads, and its alarms: the system's (`SystemWallClock`), or one
-/// a test moves by hand (`ManualWallClock`), so a test crosses midnight, a daylight-saving
-/// transition and a clock step without touching the machine's clock.
+/// a test moves by hand, so a test crosses midnight, a daylight-saving transition and a clock
+/// step without touching the machine's clock.
 public protocol WallClock: Sendable {
     /// Now, in whole seconds since the Unix epoch (UTC), rounded down.
     func now() -> Int64

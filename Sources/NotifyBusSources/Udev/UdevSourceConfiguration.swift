@@ -13,12 +13,12 @@ public struct UdevSourceConfiguration<Devices>: Sendable {
     public var rereadInterval: Duration?
 
     #if DEBUG
-    /// A test hook that makes the udev monitor report failures such as `ENOBUFS`; leave `nil`.
-    /// Only in debug builds.
-    public var faults: UdevFaultInjector?
+    /// A test hook that makes the udev monitor report failures such as `ENOBUFS`. Only in debug
+    /// builds, and not part of the public API.
+    package var faults: UdevFaultInjector?
 
     /// Creates a configuration, with a test hook.
-    public init(rereadInterval: Duration? = .seconds(60), faults: UdevFaultInjector?) {
+    package init(rereadInterval: Duration? = .seconds(60), faults: UdevFaultInjector?) {
         self.rereadInterval = rereadInterval
         self.faults = faults
     }

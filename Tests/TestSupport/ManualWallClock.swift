@@ -1,3 +1,4 @@
+import NotifyBusSources
 import Synchronization
 
 #if canImport(Glibc)
