@@ -171,6 +171,14 @@ public struct MQTTBrokerSettings: Sendable, Hashable {
             cleanSession: cleanSession, username: username, password: password, tls: tls, will: will)
     }
 
+    /// Why the broker's host name did not resolve, in words.
+    func reason(_ failure: HostLookup.Failure) -> String {
+        switch failure {
+        case .unresolved: "cannot resolve the broker's host name \(host): \(failure.reason)"
+        case .noThread: "cannot start a thread to resolve \(host): \(failure.reason)"
+        }
+    }
+
     /// The URL these settings came from, for messages.
     public var url: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host

@@ -1,5 +1,6 @@
 import EpollLoop
 import Mosquitto
+import SystemSupport
 
 /// A fleet watched through an MQTT broker (specification: Publishing a fleet to MQTT): subscribes to the topics of the
 /// selected hosts and keys and reports each message as a `FleetEvent` (the retained ones first:
@@ -104,7 +105,7 @@ final class FleetConnection {
     func resolved(attempt: UInt64, failure: HostLookup.Failure?) {
         guard attempt == self.attempt, !closed, client == nil, retryTimer == nil else { return }
         if let failure {
-            lost("\(broker.url): \(failure.reason)")
+            lost("\(broker.url): \(broker.reason(failure))")
         } else {
             open()
         }

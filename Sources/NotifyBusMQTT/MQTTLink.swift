@@ -157,7 +157,7 @@ final class MQTTLink {
     func resolved(attempt: UInt64, failure: HostLookup.Failure?) {
         guard attempt == self.attempt, state.phase == .connecting, client == nil else { return }
         if let failure {
-            lost("\(configuration.broker.url): \(failure.reason)")
+            lost("\(configuration.broker.url): \(configuration.broker.reason(failure))")
         } else {
             openConnection()
         }

@@ -4,6 +4,7 @@ import Mosquitto
 import NotifyBus
 import NotifyBusSources
 import OrderedCollections
+import SystemSupport
 
 /// The bus published to an MQTT broker (specification: Publishing a fleet to MQTT), on an existing event loop: one
 /// retained QoS 1 topic per key, `$online` with a will, and the link a suspended subscriber of
