@@ -87,7 +87,7 @@ final class FleetConnection {
         self.onEvent = onEvent
         self.lookUp = lookUp
         let random = UInt32.random(in: 0...UInt32.max)
-        clientID = broker.clientID ?? "notifywatch-\(MQTTLinkConfiguration.hostname())-\(String(random, radix: 36))"
+        clientID = broker.clientID ?? "notifywatch-\(HostName.current)-\(String(random, radix: 36))"
     }
 
     /// Starts an attempt: a host name is looked up first, off the loop.

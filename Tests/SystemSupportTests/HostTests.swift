@@ -6,6 +6,15 @@ import Glibc
 #endif
 
 @Suite struct HostTests {
+    @Test func thisMachinesName() {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let expected = gethostname(&buffer, 255) == 0 && buffer[0] != 0
+            ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            : "localhost"
+        #expect(HostName.current == expected)
+        #expect(!HostName.current.isEmpty)
+    }
+
     @Test(arguments: [("127.0.0.1", true), ("::1", true), ("fe80::1", true), ("localhost", false), ("1.2.3", false)])
     func numericAddressesNeedNoLookup(host: String, numeric: Bool) {
         #expect(HostLookup.isNumeric(host) == numeric)
