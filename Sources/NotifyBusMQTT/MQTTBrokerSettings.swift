@@ -137,7 +137,7 @@ public struct MQTTBrokerSettings: Sendable, Hashable {
             case "password": password = value
             case "ca-file", "cert-file", "key-file":
                 guard access(value, R_OK) == 0 else {
-                    throw MQTTConfigurationError("\(place): \(key) \(value) cannot be read: \(String(cString: strerror(errno)))")
+                    throw MQTTConfigurationError("\(place): \(key) \(value) cannot be read: \(ErrnoText.of(errno))")
                 }
                 if key == "ca-file" { caFile = value } else if key == "cert-file" { certFile = value } else { keyFile = value }
             case "keepalive":

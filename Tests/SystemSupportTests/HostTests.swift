@@ -6,6 +6,12 @@ import Glibc
 #endif
 
 @Suite struct HostTests {
+    @Test func errnoValuesInWords() {
+        #expect(ErrnoText.of(ENOENT) == "No such file or directory")
+        #expect(ErrnoText.of(EACCES) == "Permission denied")
+        #expect(ErrnoText.of(99_999).contains("99999"))
+    }
+
     @Test func thisMachinesName() {
         var buffer = [CChar](repeating: 0, count: 256)
         let expected = gethostname(&buffer, 255) == 0 && buffer[0] != 0
