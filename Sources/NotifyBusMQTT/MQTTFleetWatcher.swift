@@ -36,12 +36,7 @@ public final class MQTTFleetWatcher: Sendable {
         try loop.execute { context in
             guard context[local: key] == nil else { return }
             let connection = FleetConnection(
-                broker: broker, reader: reader, context: context, onEvent: onEvent,
-                lookUp: { host, attempt in
-                    HostLookup.resolve(host) { failure in
-                        try? loop.execute { context in context[local: key]?.resolved(attempt: attempt, failure: failure) }
-                    }
-                })
+                broker: broker, reader: reader, context: context, onEvent: onEvent, lookUp: key.hostLookup(on: loop))
             context[local: key] = connection
             connection.connect()
         }
@@ -58,7 +53,7 @@ public final class MQTTFleetWatcher: Sendable {
 }
 
 /// The watcher's connection on the loop: one `MosquittoClient` per attempt.
-final class FleetConnection {
+final class FleetConnection: BrokerHostResolving {
     private let broker: MQTTBrokerSettings
     private var reader: FleetReader
     unowned let context: LoopContext

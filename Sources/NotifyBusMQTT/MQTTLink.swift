@@ -9,7 +9,7 @@ import SystemSupport
 /// (a new one per connection attempt), the bus subscription and loop timers.
 ///
 /// Lives on the loop thread only (in the loop's storage, under `MQTTLinkService`'s key).
-final class MQTTLink {
+final class MQTTLink: BrokerHostResolving {
     let configuration: MQTTLinkConfiguration
     let bus: NotificationBus
     unowned let context: LoopContext

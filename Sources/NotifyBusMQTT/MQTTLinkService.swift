@@ -4,7 +4,6 @@ import Mosquitto
 import NotifyBus
 import NotifyBusSources
 import OrderedCollections
-import SystemSupport
 
 /// The bus published to an MQTT broker (specification: Publishing a fleet to MQTT), on an existing event loop: one
 /// retained QoS 1 topic per key, `$online` with a will, and the link a suspended subscriber of
@@ -53,11 +52,7 @@ public final class MQTTLinkService: Sendable {
                 configuration: configuration, bus: bus, context: context, logger: logger,
                 onStatus: { status in onStatus(context, status) },
                 onReady: { try? loop.execute { context in context[local: key]?.deliver() } },
-                lookUp: { host, attempt in
-                    HostLookup.resolve(host) { failure in
-                        try? loop.execute { context in context[local: key]?.resolved(attempt: attempt, failure: failure) }
-                    }
-                })
+                lookUp: key.hostLookup(on: loop))
             context[local: key] = link
             link.start()
         }
