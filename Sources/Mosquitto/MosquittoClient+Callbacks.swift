@@ -28,11 +28,11 @@ public struct MosquittoMessage: Sendable, Hashable {
 
 extension MosquittoClient {
     func installCallbacks() {
-        api.connect_v5_callback_set!(handle) { _, userdata, code, flags, properties in
+        mosquitto_connect_v5_callback_set(handle) { _, userdata, code, flags, properties in
             guard let client = client(userdata) else { return }
             if code == 0 {
                 var serverKeepalive: UInt16 = 0
-                if client.api.property_read_int16!(properties, Int32(MQTT_PROP_SERVER_KEEP_ALIVE.rawValue), &serverKeepalive, false) != nil {
+                if mosquitto_property_read_int16(properties, Int32(MQTT_PROP_SERVER_KEEP_ALIVE.rawValue), &serverKeepalive, false) != nil {
                     client.keepalive = Int(serverKeepalive)
                 }
                 client.pending.append(.connected(sessionPresent: flags & 1 != 0))
@@ -41,14 +41,14 @@ extension MosquittoClient {
                     .refused(reason: client.connackReason(code), unsupportedVersion: client.isUnsupportedVersion(code)))
             }
         }
-        api.disconnect_v5_callback_set!(handle) { _, userdata, code, _ in
+        mosquitto_disconnect_v5_callback_set(handle) { _, userdata, code, _ in
             guard let client = client(userdata) else { return }
             client.pending.append(.disconnected(reason: client.disconnectReason(code)))
         }
-        api.publish_v5_callback_set!(handle) { _, userdata, messageID, reasonCode, _ in
+        mosquitto_publish_v5_callback_set(handle) { _, userdata, messageID, reasonCode, _ in
             client(userdata)?.pending.append(.acknowledged(messageID: messageID, reasonCode: reasonCode))
         }
-        api.message_v5_callback_set!(handle) { _, userdata, message, _ in
+        mosquitto_message_v5_callback_set(handle) { _, userdata, message, _ in
             guard let client = client(userdata), let message else { return }
             let raw = message.pointee
             let topic = raw.topic.map { String(cString: $0) } ?? ""
@@ -59,7 +59,7 @@ extension MosquittoClient {
             client.pending.append(
                 .message(MosquittoMessage(topic: topic, payload: payload, retained: raw.retain, qos: raw.qos)))
         }
-        api.log_callback_set!(handle) { _, userdata, level, text in
+        mosquitto_log_callback_set(handle) { _, userdata, level, text in
             guard level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING) != 0, let text, let client = client(userdata) else { return }
             client.lastLoggedError = String(cString: text)
         }
@@ -67,7 +67,7 @@ extension MosquittoClient {
 
     /// A refusal in words: MQTT 3.1.1 CONNACK codes, MQTT 5 reason codes.
     fileprivate func connackReason(_ code: Int32) -> String {
-        let text = configuration.protocolVersion == .v5 ? api.reason_string!(code) : api.connack_string!(code)
+        let text = configuration.protocolVersion == .v5 ? mosquitto_reason_string(code) : mosquitto_connack_string(code)
         return text.map { String(cString: $0) } ?? "refused with code \(code)"
     }
 
@@ -84,7 +84,7 @@ extension MosquittoClient {
         guard code != 0 else { return nil }
         // An MQTT 5 broker's DISCONNECT carries a reason code (128 and up); libmosquitto's own
         // errors are small numbers.
-        if code >= 128, let text = api.reason_string!(code) {
+        if code >= 128, let text = mosquitto_reason_string(code) {
             return "the broker disconnected: \(String(cString: text))"
         }
         if code == Int32(MOSQ_ERR_KEEPALIVE.rawValue) {

@@ -46,9 +46,8 @@ public final class MosquittoClient {
 
     /// The configuration it connects with.
     public let configuration: MosquittoConfiguration
+    /// The libmosquitto client, `struct mosquitto *`.
     let handle: OpaquePointer
-    /// libmosquitto's functions (all present once loaded).
-    let api: notifybus_mosquitto_api
     unowned let context: LoopContext
     private let onEvent: (Event) -> Void
     private var registration: IORegistration?
@@ -82,22 +81,21 @@ public final class MosquittoClient {
     public init(
         configuration: MosquittoConfiguration, context: LoopContext, onEvent: @escaping (Event) -> Void
     ) throws(MosquittoError) {
-        let api = MosquittoLibrary.api
-        guard let handle = api.new!(configuration.clientID, configuration.cleanSession, nil) else {
+        _ = Self.libraryInitialized
+        guard let handle = mosquitto_new(configuration.clientID, configuration.cleanSession, nil) else {
             throw MosquittoError(operation: "mosquitto_new", code: Int32(MOSQ_ERR_NOMEM.rawValue), reason: "out of memory")
         }
         self.handle = handle
-        self.api = api
         self.configuration = configuration
         self.context = context
         self.onEvent = onEvent
         keepalive = configuration.keepalive
-        api.user_data_set!(handle, Unmanaged.passUnretained(self).toOpaque())
+        mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
         do {
             try apply(configuration)
         } catch {
             isClosed = true
-            api.destroy!(handle)
+            mosquitto_destroy(handle)
             throw error
         }
         installCallbacks()
@@ -105,61 +103,8 @@ public final class MosquittoClient {
 
     deinit { close() }
 
-    private func apply(_ configuration: MosquittoConfiguration) throws(MosquittoError) {
-        let version = configuration.protocolVersion == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311
-        try check("mosquitto_int_option", api.int_option!(handle, MOSQ_OPT_PROTOCOL_VERSION, version))
-        if let username = configuration.username {
-            try check("mosquitto_username_pw_set", api.username_pw_set!(handle, username, configuration.password))
-        }
-        if let tls = configuration.tls {
-            if tls.caFile == nil {
-                try check("mosquitto_int_option", api.int_option!(handle, MOSQ_OPT_TLS_USE_OS_CERTS, 1))
-            }
-            // With no CA file, libmosquitto wants a directory: the system's store is loaded above.
-            let directory = tls.caFile == nil ? "/etc/ssl/certs" : nil
-            try check(
-                "mosquitto_tls_set", api.tls_set!(handle, tls.caFile, directory, tls.certFile, tls.keyFile, nil))
-        }
-        if let will = configuration.will {
-            let code = will.payload.withUnsafeBytes { bytes in
-                api.will_set!(handle, will.topic, Int32(bytes.count), bytes.baseAddress, will.qos, will.retain)
-            }
-            try check("mosquitto_will_set", code)
-        }
-        if configuration.protocolVersion == .v5 {
-            try setConnectProperties()
-        }
-    }
-
-    /// MQTT 5's CONNECT properties: a Session Expiry Interval (a session outlives the connection
-    /// only with one) and the Maximum Packet Size the broker may send. `mosquitto_connect_async`
-    /// takes no properties, but `mosquitto_connect_bind_v5` stores its properties for every later
-    /// connection before it looks at its arguments: called with port -1, it stores them and
-    /// returns `MOSQ_ERR_INVAL` without connecting.
-    private func setConnectProperties() throws(MosquittoError) {
-        var properties: OpaquePointer?
-        defer { api.property_free_all!(&properties) }
-        if !configuration.cleanSession {
-            let seconds = UInt32(clamping: max(0, configuration.sessionExpiry.components.seconds))
-            try check(
-                "mosquitto_property_add_int32",
-                api.property_add_int32!(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), seconds))
-        }
-        if let maximum = configuration.maximumPacketSize {
-            try check(
-                "mosquitto_property_add_int32",
-                api.property_add_int32!(&properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), UInt32(clamping: maximum)))
-        }
-        guard properties != nil else { return }
-        let code = api.connect_bind_v5!(handle, configuration.host, -1, Int32(configuration.keepalive), nil, properties)
-        guard code == Int32(MOSQ_ERR_INVAL.rawValue) else {
-            throw MosquittoError(operation: "mosquitto_connect_bind_v5", code: code)
-        }
-    }
-
-    private func check(_ operation: String, _ code: Int32) throws(MosquittoError) {
-        guard code == Int32(MOSQ_ERR_SUCCESS.rawValue) else { throw MosquittoError(operation: operation, code: code) }
-    }
+    /// `mosquitto_lib_init`, run once, before the first client is made.
+    private static let libraryInitialized: Void = { _ = mosquitto_lib_init() }()
 
     /// Starts connecting without blocking on the TCP handshake; the outcome comes as `.connected`,
     /// `.refused` or `.disconnected`. Resolving the host name (`getaddrinfo`) does block. Wraps
@@ -169,7 +114,7 @@ public final class MosquittoClient {
     public func connect() throws(MosquittoError) {
         guard !isClosed else { throw closedError("mosquitto_connect_async") }
         errno = 0
-        let code = api.connect_async!(handle, configuration.host, Int32(configuration.port), Int32(configuration.keepalive))
+        let code = mosquitto_connect_async(handle, configuration.host, Int32(configuration.port), Int32(configuration.keepalive))
         guard code == Int32(MOSQ_ERR_SUCCESS.rawValue) else {
             var error = MosquittoError(operation: "mosquitto_connect_async", code: code)
             // A TLS handshake can fail within the call (on loopback): OpenSSL's reason was logged.
@@ -190,7 +135,7 @@ public final class MosquittoClient {
         let seconds = configuration.connectTimeout.components.seconds
         // Only a broker that took the connection and left CONNECT unanswered may be one that
         // predates MQTT 5; a connection that never came up says nothing of the version.
-        let established = isEstablished(api.socket!(handle))
+        let established = isEstablished(mosquitto_socket(handle))
         let reason = established
             ? "no answer to MQTT \(configuration.protocolVersion.rawValue) CONNECT within \(seconds) s"
             : "no connection within \(seconds) s"
@@ -207,7 +152,7 @@ public final class MosquittoClient {
         guard !isClosed else { throw closedError("mosquitto_publish") }
         var messageID: Int32 = 0
         let code = payload.withUnsafeBytes { bytes in
-            api.publish!(handle, &messageID, topic, Int32(bytes.count), bytes.baseAddress, qos, retain)
+            mosquitto_publish(handle, &messageID, topic, Int32(bytes.count), bytes.baseAddress, qos, retain)
         }
         lastWrite = .now
         synchronize()
@@ -218,7 +163,7 @@ public final class MosquittoClient {
     /// Subscribes to `filter` (MQTT wildcards allowed). Wraps `mosquitto_subscribe`.
     public func subscribe(_ filter: String, qos: Int32) throws(MosquittoError) {
         guard !isClosed else { throw closedError("mosquitto_subscribe") }
-        let code = api.subscribe!(handle, nil, filter, qos)
+        let code = mosquitto_subscribe(handle, nil, filter, qos)
         lastWrite = .now
         synchronize()
         guard code == Int32(MOSQ_ERR_SUCCESS.rawValue) else { throw MosquittoError(operation: "mosquitto_subscribe", code: code) }
@@ -228,7 +173,7 @@ public final class MosquittoClient {
     /// it is written. Wraps `mosquitto_disconnect`.
     public func disconnect() {
         guard !isClosed else { return }
-        _ = api.disconnect!(handle)
+        _ = mosquitto_disconnect(handle)
         synchronize()
     }
 
@@ -245,7 +190,7 @@ public final class MosquittoClient {
         keepaliveTimer = nil
         cancelConnectTimer()
         pending = []
-        api.destroy!(handle)
+        mosquitto_destroy(handle)
     }
 
     private func closedError(_ operation: String) -> MosquittoError {
@@ -259,19 +204,19 @@ public final class MosquittoClient {
     private func handle(_ events: IOEvents) {
         guard !isClosed else { return }
         let descriptor = registeredDescriptor
-        note(api.loop_read!(handle, 1))
+        note(mosquitto_loop_read(handle, 1))
         lastRead = .now
-        if !isClosed, api.socket!(handle) >= 0, api.want_write!(handle) {
-            note(api.loop_write!(handle, 1))
+        if !isClosed, mosquitto_socket(handle) >= 0, mosquitto_want_write(handle) {
+            note(mosquitto_loop_write(handle, 1))
             lastWrite = .now
         }
         // A hangup libmosquitto did not notice (it waits for a connection, say) would be
         // reported again at once: end the connection here.
-        if !isClosed, !events.isDisjoint(with: [.error, .hangup]), api.socket!(handle) == descriptor {
+        if !isClosed, !events.isDisjoint(with: [.error, .hangup]), mosquitto_socket(handle) == descriptor {
             var code: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &code, &length)
-            let reason = code != 0 ? String(cString: strerror(code)) : "the connection was closed"
+            let reason = code != 0 ? MosquittoError.systemReason(code) : "the connection was closed"
             if let registration { context.deregister(registration) }
             registration = nil
             registeredDescriptor = -1
@@ -297,12 +242,12 @@ public final class MosquittoClient {
         guard !isClosed else { return }
         let due = min(lastRead, lastWrite) + .seconds(keepalive) + .seconds(1)
         if ContinuousClock.now >= due {
-            note(api.loop_misc!(handle))
+            note(mosquitto_loop_misc(handle))
             // A PINGREQ went out, and libmosquitto counts from now for its answer.
             lastRead = .now
             lastWrite = .now
         }
-        if api.socket!(handle) >= 0 { scheduleKeepalive() }
+        if mosquitto_socket(handle) >= 0 { scheduleKeepalive() }
         synchronize()
     }
 
@@ -319,7 +264,7 @@ public final class MosquittoClient {
     /// its callbacks collected.
     func synchronize() {
         guard !isClosed else { return }
-        let descriptor = api.socket!(handle)
+        let descriptor = mosquitto_socket(handle)
         // libmosquitto closes the socket of a failed TLS handshake without a disconnect callback:
         // a connection whose socket went away has ended, whether it said so or not.
         if descriptor < 0, registeredDescriptor >= 0, !reportedEnd,
@@ -332,7 +277,7 @@ public final class MosquittoClient {
             registration = nil
             registeredDescriptor = -1
             if descriptor >= 0 {
-                watchingWrites = api.want_write!(handle)
+                watchingWrites = mosquitto_want_write(handle)
                 let interest: IOEvents = watchingWrites ? [.readable, .writable] : .readable
                 do {
                     registration = try context.register(fileDescriptor: descriptor, interest: interest) { [weak self] events in
@@ -344,7 +289,7 @@ public final class MosquittoClient {
                 }
             }
         } else if let registration {
-            let wantsWrite = api.want_write!(handle)
+            let wantsWrite = mosquitto_want_write(handle)
             if wantsWrite != watchingWrites {
                 watchingWrites = wantsWrite
                 try? context.setInterest(wantsWrite ? [.readable, .writable] : .readable, for: registration)

@@ -41,18 +41,24 @@ public struct MosquittoError: Error, Sendable, Hashable, CustomStringConvertible
     /// The error in words: `mosquitto_connect_async: Connection refused`.
     public var description: String { "\(operation): \(reason)" }
 
-    /// The words for a `mosq_err_t` code (`strerror(errno)` for `MOSQ_ERR_ERRNO`).
+    /// The words for a `mosq_err_t` code (`strerror(errno)` for `MOSQ_ERR_ERRNO`). Wraps
+    /// `mosquitto_strerror`.
     static func reason(for code: Int32) -> String {
         if code == Int32(MOSQ_ERR_ERRNO.rawValue) {
             let saved = errno
-            if saved != 0, let text = strerror(saved) { return String(cString: text) }
+            if saved != 0 { return systemReason(saved) }
         }
         if code == Int32(MOSQ_ERR_EAI.rawValue) {
             let saved = errno
             if let text = gai_strerror(saved) { return "cannot resolve the broker's host name: \(String(cString: text))" }
             return "cannot resolve the broker's host name"
         }
-        guard let text = MosquittoLibrary.api.strerror?(code) else { return "error \(code)" }
+        guard let text = mosquitto_strerror(code) else { return "error \(code)" }
         return String(cString: text)
+    }
+
+    /// The words for an `errno` value. Wraps `strerror`.
+    static func systemReason(_ code: Int32) -> String {
+        strerror(code).map { String(cString: $0) } ?? "error \(code)"
     }
 }

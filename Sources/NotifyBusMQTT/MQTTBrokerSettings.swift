@@ -137,7 +137,7 @@ public struct MQTTBrokerSettings: Sendable, Hashable {
             case "password": password = value
             case "ca-file", "cert-file", "key-file":
                 guard access(value, R_OK) == 0 else {
-                    throw MQTTConfigurationError("\(place): \(key) \(value) cannot be read: \(String(cString: strerror(errno)))")
+                    throw MQTTConfigurationError("\(place): \(key) \(value) cannot be read: \(ErrnoText.of(errno))")
                 }
                 if key == "ca-file" { caFile = value } else if key == "cert-file" { certFile = value } else { keyFile = value }
             case "keepalive":
@@ -169,6 +169,14 @@ public struct MQTTBrokerSettings: Sendable, Hashable {
         return MosquittoConfiguration(
             host: host, port: port, clientID: clientID, keepalive: keepalive, protocolVersion: protocolVersion,
             cleanSession: cleanSession, username: username, password: password, tls: tls, will: will)
+    }
+
+    /// Why the broker's host name did not resolve, in words.
+    func reason(_ failure: HostLookup.Failure) -> String {
+        switch failure {
+        case .unresolved: "cannot resolve the broker's host name \(host): \(failure.reason)"
+        case .noThread: "cannot start a thread to resolve \(host): \(failure.reason)"
+        }
     }
 
     /// The URL these settings came from, for messages.

@@ -1,5 +1,6 @@
 import EpollLoop
 import Mosquitto
+import SystemSupport
 
 /// A fleet watched through an MQTT broker (specification: Publishing a fleet to MQTT): subscribes to the topics of the
 /// selected hosts and keys and reports each message as a `FleetEvent` (the retained ones first:
@@ -35,12 +36,7 @@ public final class MQTTFleetWatcher: Sendable {
         try loop.execute { context in
             guard context[local: key] == nil else { return }
             let connection = FleetConnection(
-                broker: broker, reader: reader, context: context, onEvent: onEvent,
-                lookUp: { host, attempt in
-                    HostLookup.resolve(host) { failure in
-                        try? loop.execute { context in context[local: key]?.resolved(attempt: attempt, failure: failure) }
-                    }
-                })
+                broker: broker, reader: reader, context: context, onEvent: onEvent, lookUp: key.hostLookup(on: loop))
             context[local: key] = connection
             connection.connect()
         }
@@ -57,7 +53,7 @@ public final class MQTTFleetWatcher: Sendable {
 }
 
 /// The watcher's connection on the loop: one `MosquittoClient` per attempt.
-final class FleetConnection {
+final class FleetConnection: BrokerHostResolving {
     private let broker: MQTTBrokerSettings
     private var reader: FleetReader
     unowned let context: LoopContext
@@ -86,7 +82,7 @@ final class FleetConnection {
         self.onEvent = onEvent
         self.lookUp = lookUp
         let random = UInt32.random(in: 0...UInt32.max)
-        clientID = broker.clientID ?? "notifywatch-\(MQTTLinkConfiguration.hostname())-\(String(random, radix: 36))"
+        clientID = broker.clientID ?? "notifywatch-\(HostName.current)-\(String(random, radix: 36))"
     }
 
     /// Starts an attempt: a host name is looked up first, off the loop.
@@ -104,7 +100,7 @@ final class FleetConnection {
     func resolved(attempt: UInt64, failure: HostLookup.Failure?) {
         guard attempt == self.attempt, !closed, client == nil, retryTimer == nil else { return }
         if let failure {
-            lost("\(broker.url): \(failure.reason)")
+            lost("\(broker.url): \(broker.reason(failure))")
         } else {
             open()
         }

@@ -9,7 +9,7 @@ import SystemSupport
 /// (a new one per connection attempt), the bus subscription and loop timers.
 ///
 /// Lives on the loop thread only (in the loop's storage, under `MQTTLinkService`'s key).
-final class MQTTLink {
+final class MQTTLink: BrokerHostResolving {
     let configuration: MQTTLinkConfiguration
     let bus: NotificationBus
     unowned let context: LoopContext
@@ -157,7 +157,7 @@ final class MQTTLink {
     func resolved(attempt: UInt64, failure: HostLookup.Failure?) {
         guard attempt == self.attempt, state.phase == .connecting, client == nil else { return }
         if let failure {
-            lost("\(configuration.broker.url): \(failure.reason)")
+            lost("\(configuration.broker.url): \(configuration.broker.reason(failure))")
         } else {
             openConnection()
         }

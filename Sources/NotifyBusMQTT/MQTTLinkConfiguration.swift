@@ -1,9 +1,6 @@
 import Mosquitto
 import NotifyBus
-
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemSupport
 
 /// What `notifybusd --mqtt` publishes and where (specification: Publishing a fleet to MQTT).
 public struct MQTTLinkConfiguration: Sendable, Hashable {
@@ -29,7 +26,7 @@ public struct MQTTLinkConfiguration: Sendable, Hashable {
         patterns: [KeyPattern] = [.all], limit: Int = 65_536
     ) throws(MQTTConfigurationError) {
         if let problem = MQTTTopic.prefixProblem(prefix) { throw MQTTConfigurationError("--mqtt-prefix: \(problem)") }
-        let id = hostID ?? Self.hostname()
+        let id = hostID ?? HostName.current
         if let problem = MQTTTopic.hostIDProblem(id) { throw MQTTConfigurationError("--mqtt-host-id: \(problem)") }
         for pattern in patterns {
             if let problem = KeyPattern.emptySegmentProblem(in: pattern.text) {
@@ -59,13 +56,5 @@ public struct MQTTLinkConfiguration: Sendable, Hashable {
             clientID: clientID, cleanSession: false,
             will: .init(topic: onlineTopic, payload: Array("false".utf8), qos: 1, retain: true),
             protocolVersion: protocolVersion)
-    }
-
-    /// This machine's hostname (`gethostname`), or `localhost` when it has none.
-    public static func hostname() -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
-        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return name.isEmpty ? "localhost" : name
     }
 }

@@ -52,11 +52,7 @@ public final class MQTTLinkService: Sendable {
                 configuration: configuration, bus: bus, context: context, logger: logger,
                 onStatus: { status in onStatus(context, status) },
                 onReady: { try? loop.execute { context in context[local: key]?.deliver() } },
-                lookUp: { host, attempt in
-                    HostLookup.resolve(host) { failure in
-                        try? loop.execute { context in context[local: key]?.resolved(attempt: attempt, failure: failure) }
-                    }
-                })
+                lookUp: key.hostLookup(on: loop))
             context[local: key] = link
             link.start()
         }

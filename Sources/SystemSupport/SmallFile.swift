@@ -19,7 +19,7 @@ package enum SmallFile {
         package var isMissing: Bool { errno == ENOENT || errno == ESRCH || errno == ENODEV }
 
         /// The system's text for `errno`.
-        package var description: String { String(cString: strerror(errno)) }
+        package var description: String { ErrnoText.of(errno) }
     }
 
     /// The first `limit` bytes of the file at `path`. Wraps `open`.

@@ -11,32 +11,20 @@ import SystemSupport
 
 /// `notifywatch --mqtt URL [--mqtt-config FILE] [--mqtt-prefix P] [HOST/PATTERN...]`.
 struct FleetOptions: ParsableArguments {
-    @Option(name: .customLong("mqtt"), help: ArgumentHelp(
-        "Watch a fleet through this MQTT broker (mqtt://HOST[:PORT] or mqtts://…) instead; the patterns are then HOST/PATTERN (HOST may be *).",
-        valueName: "url"))
-    var url: String?
+    @OptionGroup var broker: MQTTBrokerOptions<Help>
 
-    @Option(name: .customLong("mqtt-config"), help: ArgumentHelp(
-        "With --mqtt: a file of key = value lines (username, password, ca-file, cert-file, key-file, keepalive, client-id).",
-        valueName: "file"))
-    var configFile: String?
-
-    @Option(name: .customLong("mqtt-prefix"), help: ArgumentHelp(
-        "With --mqtt: the first topic levels (default: notifybus).", valueName: "prefix"))
-    var prefix: String?
+    /// What notifywatch's help says of the broker options.
+    enum Help: MQTTBrokerOptionsHelp {
+        static let url =
+            "Watch a fleet through this MQTT broker (mqtt://HOST[:PORT] or mqtts://…) instead; the patterns are then HOST/PATTERN (HOST may be *)."
+        static let configFile =
+            "With --mqtt: a file of key = value lines (username, password, ca-file, cert-file, key-file, keepalive, client-id)."
+        static let prefix = "With --mqtt: the first topic levels (default: notifybus)."
+    }
 
     /// The broker settings and selections, or `nil` without `--mqtt`.
     func fleet(patterns: [String]) throws(MQTTConfigurationError) -> (MQTTBrokerSettings, String, [FleetSelection])? {
-        guard let url else {
-            if configFile != nil || prefix != nil {
-                throw MQTTConfigurationError("--mqtt-config and --mqtt-prefix need --mqtt URL")
-            }
-            return nil
-        }
-        var broker = try MQTTBrokerSettings(url: url)
-        if let configFile { try broker.readConfig(path: configFile) }
-        let prefix = self.prefix ?? MQTTLinkConfiguration.defaultPrefix
-        if let problem = MQTTTopic.prefixProblem(prefix) { throw MQTTConfigurationError("--mqtt-prefix: \(problem)") }
+        guard let (broker, prefix) = try broker.settings() else { return nil }
         var selections: [FleetSelection] = []
         for pattern in patterns { selections.append(try FleetSelection(parsing: pattern)) }
         return (broker, prefix, selections.isEmpty ? [.everything] : selections)

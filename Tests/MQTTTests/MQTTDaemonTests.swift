@@ -58,7 +58,9 @@ import Glibc
         (["--mqtt", "mqtt://broker", "--mqtt-config", "/nonexistent/link.conf"], "/nonexistent/link.conf"),
         (["--mqtt", "mqtt://broker", "--mqtt-host-id", "a/b"], "contains /"),
         (["--mqtt", "mqtt://broker", "--mqtt-host-id", "a+b"], "contains +"),
-        (["--mqtt-prefix", "fleet"], "need --mqtt"),
+        (["--mqtt-prefix", "fleet"], "--mqtt-config, --mqtt-prefix, --mqtt-host-id and --mqtt-pattern need --mqtt URL"),
+        (["--mqtt-pattern", "battery/**"], "--mqtt-config, --mqtt-prefix, --mqtt-host-id and --mqtt-pattern need --mqtt URL"),
+        (["--mqtt", "mqtt://broker", "--mqtt-prefix", "fleet/#"], "--mqtt-prefix: "),
     ])
     func badMQTTOptionsExit64NamingWhatIsWrong(arguments: [String], expected: String) async throws {
         let log = try makeTemporaryFile("notifybusd-options")

@@ -141,10 +141,24 @@ import Glibc
         (["--mqtt-config", "/nonexistent/watch.conf"], "/nonexistent/watch.conf"), (["a+b/k"], "HOST/PATTERN"),
     ])
     func optionsThatDoNotApplyToAFleetAreRefused(arguments: [String], expected: String) async throws {
+        try await expectRefusal(of: ["--mqtt", "mqtt://127.0.0.1:1"] + arguments, saying: expected)
+    }
+
+    @Test(arguments: [
+        (["--mqtt-prefix", "nb"], "--mqtt-config and --mqtt-prefix need --mqtt URL"),
+        (["--mqtt-config", "/nonexistent/watch.conf"], "--mqtt-config and --mqtt-prefix need --mqtt URL"),
+        (["--mqtt", "mqtt://127.0.0.1:1", "--mqtt-prefix", "a+b"], "--mqtt-prefix: the prefix \"a+b\" contains +"),
+        (["--mqtt", "http://broker"], "mqtt:// or mqtts://"),
+    ])
+    func badBrokerOptionsExit64NamingWhatIsWrong(arguments: [String], expected: String) async throws {
+        try await expectRefusal(of: arguments, saying: expected)
+    }
+
+    /// notifywatch run with `arguments` exits 64, its message containing `expected`.
+    func expectRefusal(of arguments: [String], saying expected: String) async throws {
         let log = try makeTemporaryFile("notifywatch-options")
         defer { unlink(log) }
-        let watcher = try Spawned(
-            Paths.executable("notifywatch"), ["--mqtt", "mqtt://127.0.0.1:1"] + arguments, environment: environment(with: [:]), log: log)
+        let watcher = try Spawned(Paths.executable("notifywatch"), arguments, environment: environment(with: [:]), log: log)
         #expect(await watcher.exit(within: .seconds(20)).flatMap(exitStatus(ofWaitStatus:)) == 64)
         #expect(readFile(log)?.contains(expected) == true, "\(readFile(log) ?? "")")
     }
