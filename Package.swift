@@ -105,6 +105,7 @@ let package = Package(
             name: "NotifyBusMQTT",
             dependencies: [
                 "NotifyBus", "NotifyBusSources", "SystemSupport", "Mosquitto", "EpollLoop",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
