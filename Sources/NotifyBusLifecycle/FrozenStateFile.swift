@@ -39,7 +39,7 @@ public struct FrozenStateFile: Sendable, Hashable {
         if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
             let directory = String(path[..<slash])
             if mkdir(directory, 0o700) != 0, errno != EEXIST {
-                return "cannot make \(directory): \(String(cString: strerror(errno)))"
+                return "cannot make \(directory): \(ErrnoText.of(errno))"
             }
         }
         let text = groups.map { $0 + "\n" }.joined()

@@ -1,4 +1,5 @@
 import EpollLoop
+import SystemSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -46,6 +47,6 @@ public enum SwayIPCError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The system's text for `code`.
     private static func text(of code: Int32) -> String {
-        strerror(code).map { String(cString: $0) } ?? "unknown error"
+        ErrnoText.of(code)
     }
 }

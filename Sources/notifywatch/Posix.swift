@@ -16,13 +16,6 @@ enum Posix {
 
     /// Whether the environment has `name`, empty or not.
     static func hasEnvironment(_ name: String) -> Bool { getenv(name) != nil }
-
-    /// The host's name (`gethostname`), or `localhost` when it has none.
-    static var hostName: String {
-        var name = [CChar](repeating: 0, count: 256)
-        guard gethostname(&name, name.count - 1) == 0, name[0] != 0 else { return "localhost" }
-        return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
 }
 
 extension String {

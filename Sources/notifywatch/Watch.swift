@@ -140,7 +140,7 @@ struct Watch: AsyncParsableCommand {
             do {
                 let writer = try EventLogWriter(path: record, metadata: [
                     "recorded": .string(LocalTime(origin).rfc3339),
-                    "host": .string(Posix.hostName),
+                    "host": .string(HostName.current),
                     "sources": .array(names.map { .string($0) }),
                 ])
                 recorder = BusRecorder(bus: bus, writer: writer)

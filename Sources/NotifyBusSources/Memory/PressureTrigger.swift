@@ -84,7 +84,7 @@ enum PressureTriggerError: Error, Equatable, CustomStringConvertible {
     var description: String {
         switch self {
         case .system(let operation, let path, let code):
-            let text = strerror(code).map { String(cString: $0) } ?? "unknown error"
+            let text = ErrnoText.of(code)
             return "\(operation) \(path): \(text) (errno \(code))"
         case .notPressureFile(let path, let reason):
             return "\(path) is not a PSI file: \(reason)"
