@@ -166,46 +166,55 @@ public final class NotifyBusDaemon: Service, Sendable {
         let mqtt = startMQTT(on: link.loop)
         let lifecycle = startLifecycle(on: link.loop)
         // Each child says whether its end should end the daemon: a source returning does not.
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            for source in sources {
-                group.addTask {
-                    do {
-                        try await source.run()
-                    } catch {
-                        await link.setSource(source.name, .failed(reason: "\(error)"))
+        // However it ends (a shutdown, the name taken, the bus gone), what the lifecycle froze is
+        // thawed before the daemon returns.
+        let served: Result<Void, any Error>
+        do {
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                for source in sources {
+                    group.addTask {
+                        do {
+                            try await source.run()
+                        } catch {
+                            await link.setSource(source.name, .failed(reason: "\(error)"))
+                        }
+                        return false
                     }
-                    return false
                 }
-            }
-            let loop = link.loop
-            let statuses = await sources.firstStatuses(timeout: configuration.startupTimeout) { await loop.sleep(for: $0) }
-            for (source, status) in zip(sources, statuses) { await link.setSource(source.name, status) }
-            for source in sources {
-                group.addTask {
-                    for await status in source.statusUpdates() where status.isSettled {
-                        await link.setSource(source.name, status)
+                let loop = link.loop
+                let statuses = await sources.firstStatuses(timeout: configuration.startupTimeout) { await loop.sleep(for: $0) }
+                for (source, status) in zip(sources, statuses) { await link.setSource(source.name, status) }
+                for source in sources {
+                    group.addTask {
+                        for await status in source.statusUpdates() where status.isSettled {
+                            await link.setSource(source.name, status)
+                        }
+                        return false
                     }
-                    return false
                 }
+                switch try await link.requestName(BusInterface.busName) {
+                case .primaryOwner, .alreadyOwner: break
+                case .exists, .inQueue: throw Failure.nameTaken
+                }
+                configuration.logger.info("serving \(BusInterface.busName)")
+                // Until graceful shutdown, cancellation, or the bus going away.
+                group.addTask {
+                    try? await gracefulShutdown()
+                    return true
+                }
+                group.addTask {
+                    try await link.waitUntilDisconnected()
+                    return true
+                }
+                while let stop = try await group.next(), !stop {}
+                group.cancelAll()
             }
-            switch try await link.requestName(BusInterface.busName) {
-            case .primaryOwner, .alreadyOwner: break
-            case .exists, .inQueue: throw Failure.nameTaken
-            }
-            configuration.logger.info("serving \(BusInterface.busName)")
-            // Until graceful shutdown, cancellation, or the bus going away.
-            group.addTask {
-                try? await gracefulShutdown()
-                return true
-            }
-            group.addTask {
-                try await link.waitUntilDisconnected()
-                return true
-            }
-            while let stop = try await group.next(), !stop {}
-            group.cancelAll()
+            served = .success(())
+        } catch {
+            served = .failure(error)
         }
         await lifecycle?.stop()
         await mqtt?.stop()
+        try served.get()
     }
 }
