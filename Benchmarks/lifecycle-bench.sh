@@ -32,6 +32,7 @@ mount_point="$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
 
 log="$(mktemp)"
 work="$(mktemp -d /tmp/nb-lifebench.XXXXXX)"
+chmod 711 "$work"  # sway and foot run as nobody in a directory under it
 tree_name="nb-lifebench-$$"
 tree="$mount_point/$tree_name"
 bench_pid=""

@@ -209,7 +209,8 @@ final class LifecycleRun {
             // The app that left the foreground: frozen by the benchmark now if its next visit is an anchor step.
             let previous = apps[focused]
             focused = index
-            if previous.appID != target.appID, isAnchorStep(nextVisit(of: previous, after: step, apps: apps)) {
+            let visit = nextVisit(of: previous, after: step, apps: apps)
+            if previous.appID != target.appID, visit < warmup + 2 * rounds, isAnchorStep(visit) {
                 try previous.scope.freezeAndWait()
             }
             usleep(150_000)
