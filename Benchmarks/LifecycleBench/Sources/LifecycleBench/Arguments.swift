@@ -60,7 +60,7 @@ enum Stats {
     }
 
     /// `ours / anchor` as `1.23×`.
-    static func ratio(_ ours: Int64, _ anchor: Int64) -> String {
-        anchor == 0 ? "–" : decimal(Double(ours) / Double(anchor), places: 2) + "×"
+    static func ratio(_ ours: Int64, _ anchor: Int64, places: Int = 2) -> String {
+        anchor == 0 ? "–" : decimal(Double(ours) / Double(anchor), places: places) + "×"
     }
 }

@@ -26,7 +26,7 @@ struct Report {
             + "which then reads `frozen 0`; \(daemon.count) + \(anchor.count) rounds alternating on the same \(LifecycleRun.thawApps) "
             + "windows (\(Stats.decimal(Double(thaw.elapsed) / 1e9, places: 0)) s)")
         Swift.print("")
-        Swift.print("| thawed by | rounds | p50 | p90 | p99 | min | max |")
+        Swift.print("| thawed by | rounds | p50 | p90 | p99 (nearest rank) | min | max |")
         Swift.print("|---|---:|---:|---:|---:|---:|---:|")
         for (name, values) in [("notifybusd `--freeze-background --toplevels sway`", daemon),
                                ("FocusThaw, bare C: sway `window` event → `write(cgroup.freeze, \"0\")` (anchor)", anchor)] {
@@ -35,7 +35,7 @@ struct Report {
         }
         Swift.print("")
         let met = p50.0 * 10 <= p50.1 * 12 && p99.0 * 10 <= p99.1 * 12
-        Swift.print("notifybusd / anchor: p50 \(Stats.ratio(p50.0, p50.1)), p99 \(Stats.ratio(p99.0, p99.1)) (goal ≤ 1.2×): \(met ? "met" : "**missed**").")
+        Swift.print("notifybusd / anchor: p50 \(Stats.ratio(p50.0, p50.1, places: 3)), p99 \(Stats.ratio(p99.0, p99.1, places: 3)) (goal ≤ 1.2×): \(met ? "met" : "**missed**").")
     }
 
     private func flushTable() {
@@ -57,7 +57,7 @@ struct Report {
         let runningNotifications = Stats.percentile(flush.runningNotifications, 0.5)
         Swift.print("Frozen / running: messages \(Stats.ratio(frozenMessages, runningMessages)), notifications "
             + "\(Stats.ratio(frozenNotifications, runningNotifications)) (\(frozenNotifications) against \(runningNotifications); goal 1 per key: "
-            + "\(frozenNotifications == Int64(LifecycleRun.keys) ? "met" : "**missed**")), time \(Stats.ratio(frozenTime, runningTime)) "
+            + "\(frozenNotifications == Int64(LifecycleRun.keys) ? "met" : "**missed**")), time \(Stats.ratio(frozenTime, runningTime, places: 3)) "
             + "(goal ≤ 0.1×): \(frozenTime * 10 <= runningTime ? "met" : "**missed**").")
         Swift.print("Per round (frozen, running): "
             + zip(flush.frozenTimes, flush.runningTimes).map { "\(Stats.milli($0)) / \(Stats.milli($1))" }.joined(separator: ", "))
