@@ -94,7 +94,7 @@ final class LifecycleRun {
         }
         try waitForStates(except: thaw.last!.appID)
 
-        let memory = try measureMemory(environment: environment)
+        let memory = try measureMemory()
         let thawResult = try measureThaw(thaw, anchor: anchor)
         let flush = try measureFlush(sub, home: thaw[0], subscriber: subscriber)
         let busy = try measureBusy(frozen: busyFrozen, running: busyRunning)
@@ -361,6 +361,8 @@ final class LifecycleRun {
         guard let bus else { return IdleResult() }
         Self.progress("notifybusd idle with the policy on: \(idleSeconds) s")
         try waitForStates(except: "org.bench.BusyB")
+        let running = (tree?.scopes ?? []).filter { !$0.isFrozen }.map(\.name)
+        guard running == ["app-bench-org.bench.BusyB-1.scope"] else { throw BenchError("not frozen before the idle window: \(running)") }
         sleep(2)
         let pid = bus.notifybusdPID
         let before = Self.switches(of: pid)
@@ -398,7 +400,7 @@ final class LifecycleRun {
     /// Settled `VmRSS` of the daemon with the policy on (its windows known, the background apps
     /// frozen, 3 subscribers) vs the same binary without `--freeze-background`, same sources
     /// otherwise (`settings`), on a bus of its own with the same portal values and 3 subscribers.
-    private func measureMemory(environment: [String: String]) throws(BenchError) -> MemoryResult {
+    private func measureMemory() throws(BenchError) -> MemoryResult {
         guard let bus, let tree else { return MemoryResult() }
         Self.progress("memory: notifybusd with and without --freeze-background")
         let plain = try Bus(directory: work + "/bus-plain", settings: [
@@ -406,14 +408,24 @@ final class LifecycleRun {
             "busy": Dictionary(uniqueKeysWithValues: (0..<Self.keys).map { ("k\($0)", Int64(0)) }),
         ])
         defer { plain.stop() }
-        try plain.startDaemon(notifybusd, ["--source", "settings"], environment: environment)
+        // A runtime directory of its own: any notifybusd thaws, at its start, the cgroups listed
+        // in the state file of its XDG_RUNTIME_DIR, which would undo the other daemon's freezes.
+        let runtime = work + "/runtime-plain"
+        let frozenBefore = tree.scopes.filter { $0.isFrozen }.map(\.name)
+        guard mkdir(runtime, 0o700) == 0 else { throw BenchError("mkdir \(runtime)") }
+        try plain.startDaemon(notifybusd, ["--source", "settings"], environment: ["XDG_RUNTIME_DIR": runtime])
         var holders: [ChildProcess] = []
         defer { holders.forEach { $0.terminate() } }
         for (index, namespace) in ["busy", "busy", "flush"].enumerated() {
             holders.append(try plain.subscriber(executable, name: "plain-\(index)", cgroup: tree.top + "/bench", ["--namespace", namespace]))
         }
         sleep(2)
-        return MemoryResult(policy: settledResident(bus.notifybusdPID), plain: settledResident(plain.notifybusdPID))
+        let result = MemoryResult(policy: settledResident(bus.notifybusdPID), plain: settledResident(plain.notifybusdPID))
+        let frozenAfter = tree.scopes.filter { $0.isFrozen }.map(\.name)
+        guard frozenAfter == frozenBefore else {
+            throw BenchError("the freezes changed while the anchor daemon started: \(frozenBefore) → \(frozenAfter)")
+        }
+        return result
     }
 
     /// The least `VmRSS` of 5 readings over 250 ms, in KiB.
