@@ -185,6 +185,7 @@ final class LifecycleRun {
                     guard waited < 15_000 else {
                         throw BenchError("notifybusd did not freeze \(target.appID) within 15 s\n\(bus.daemonLog.suffix(3000))")
                     }
+                    try waitForState(target.appID, "frozen")
                     usleep(100_000)  // the daemon has published `frozen` and is idle again
                 }
             }

@@ -35,6 +35,10 @@ struct Report {
         }
         Swift.print("")
         let met = p50.0 * 10 <= p50.1 * 12 && p99.0 * 10 <= p99.1 * 12
+        Swift.print("Sorted, µs: notifybusd " + daemon.sorted().map { Stats.decimal(Double($0) / 1000, places: 0) }.joined(separator: " "))
+        Swift.print("")
+        Swift.print("Sorted, µs: FocusThaw " + anchor.sorted().map { Stats.decimal(Double($0) / 1000, places: 0) }.joined(separator: " "))
+        Swift.print("")
         Swift.print("notifybusd / anchor: p50 \(Stats.ratio(p50.0, p50.1, places: 3)), p99 \(Stats.ratio(p99.0, p99.1, places: 3)) (goal ≤ 1.2×): \(met ? "met" : "**missed**").")
     }
 
