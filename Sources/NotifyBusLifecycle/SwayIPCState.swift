@@ -4,7 +4,8 @@ import NotifyBus
 /// (the driver, `SwayToplevelWatcher`, carries the actions out on the loop).
 ///
 /// It subscribes to window and workspace events and asks for the tree; each event asks for the
-/// tree again, with at most one request in flight: events that come while one is in flight ask
+/// tree again, with at most one request in flight (a `focus` event of a known window is
+/// reported at once, without waiting for the tree: a thaw on focus waits for no round trip): events that come while one is in flight ask
 /// for one more once its reply is in. Each tree is reported when its windows differ from the
 /// last report (the first always is). sway answers requests in order, so each reply must be of the
 /// type of the oldest request not yet answered; anything else, a refused subscription or a tree
@@ -51,11 +52,21 @@ struct SwayIPCState {
             return [.send(Self.subscription), requestTree()]
         case .received(let message) where message.isEvent:
             guard message.type == SwayIPCMessage.windowEvent || message.type == SwayIPCMessage.workspaceEvent else { return [] }
+            var actions: [Action] = []
+            if message.type == SwayIPCMessage.windowEvent, let focused = SwayIPCTree.focusedWindow(inEvent: message.payload),
+                var windows = reported, windows.contains(where: { $0.id == focused })
+            {
+                for index in windows.indices { windows[index].activated = windows[index].id == focused }
+                if windows != reported {
+                    reported = windows
+                    actions.append(.report(windows))
+                }
+            }
             if treeRequested {
                 treeStale = true
-                return []
+                return actions
             }
-            return [requestTree()]
+            return actions + [requestTree()]
         case .received(let message):
             guard awaitedReplies.first == message.type else {
                 return fail("sway sent a reply of type \(message.type) to no request of that type")

@@ -29,6 +29,15 @@ enum SwayIPCTree {
         return windows.sorted { $0.id < $1.id }
     }
 
+    /// The container id of the window a window event says is focused now (`"change": "focus"`);
+    /// `nil` for any other event, or one that cannot be read (the tree asked for next tells).
+    static func focusedWindow(inEvent payload: [UInt8]) -> UInt64? {
+        guard let event = try? JSONValue(parsing: payload), event["change"]?.stringValue == "focus",
+            case .integer(let rawID)? = event["container"]?["id"]
+        else { return nil }
+        return UInt64(exactly: rawID)
+    }
+
     private static func collect(_ node: JSONValue, into windows: inout [ToplevelWindow]) throws(Malformed) {
         if let pidValue = node["pid"], pidValue != .null {
             guard case .integer(let rawID)? = node["id"], let id = UInt64(exactly: rawID) else {

@@ -49,6 +49,26 @@ import Testing
         #expect(state.handle(.received(SwayIPCMessage(type: 0x8000_0006))) == [])
     }
 
+    @Test func aFocusEventOfAKnownWindowIsReportedBeforeTheTree() {
+        var state = SwayIPCState()
+        _ = state.handle(.start)
+        _ = state.handle(.received(Self.subscribed))
+        _ = state.handle(.received(Self.tree([(5, "a", true), (6, "b", false)])))
+        let focus = SwayIPCMessage(
+            type: SwayIPCMessage.windowEvent,
+            payload: Array(#"{"change": "focus", "container": {"id": 6, "pid": 1006, "app_id": "b", "focused": true}}"#.utf8))
+        let focused = [
+            ToplevelWindow(id: 5, appID: "a", pid: 1005, activated: false), ToplevelWindow(id: 6, appID: "b", pid: 1006, activated: true),
+        ]
+        #expect(state.handle(.received(focus)) == [.report(focused), .send(Self.getTree)])
+        // The tree then agrees: nothing more to report.
+        #expect(state.handle(.received(Self.tree([(5, "a", false), (6, "b", true)]))) == [])
+        // A focus event of a window not known yet waits for the tree.
+        let unknown = SwayIPCMessage(
+            type: SwayIPCMessage.windowEvent, payload: Array(#"{"change": "focus", "container": {"id": 9}}"#.utf8))
+        #expect(state.handle(.received(unknown)) == [.send(Self.getTree)])
+    }
+
     @Test func theFirstTreeIsReportedEvenWithoutWindows() {
         var state = SwayIPCState()
         _ = state.handle(.start)
