@@ -11,9 +11,15 @@ import PackageDescription
 // Benchmarks/daemon-bench.sh and scripts/measure-idle-daemon.
 let package = Package(
     name: "DaemonBench",
+    products: [
+        // The raw libdbus client the daemon's benchmarks share (this package's and LifecycleBench).
+        .library(name: "BenchDBus", targets: ["BenchDBus"]),
+    ],
     targets: [
         .systemLibrary(name: "CDBusRaw", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
-        .executableTarget(name: "DaemonBench", dependencies: ["CDBusRaw"]),
+        // A connection, messages and values of raw libdbus, and a portal stand-in on them.
+        .target(name: "BenchDBus", dependencies: ["CDBusRaw"]),
+        .executableTarget(name: "DaemonBench", dependencies: ["BenchDBus", "CDBusRaw"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -13,12 +13,14 @@ let package = Package(
     name: "LifecycleBench",
     dependencies: [
         .package(name: "NotifyBus", path: "../.."),
+        .package(name: "DaemonBench", path: "../DaemonBench"),
     ],
     targets: [
-        .systemLibrary(name: "CDBusRaw", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .executableTarget(
             name: "LifecycleBench",
-            dependencies: ["CDBusRaw", .product(name: "NotifyBus", package: "NotifyBus")]),
+            dependencies: [
+                .product(name: "BenchDBus", package: "DaemonBench"), .product(name: "NotifyBus", package: "NotifyBus"),
+            ]),
         .executableTarget(name: "FocusThaw"),
     ],
     swiftLanguageModes: [.v6]

@@ -1,3 +1,4 @@
+import BenchDBus
 /// `--name value` options and `--flag`s of a command line, after its mode word.
 struct Arguments {
     private var values: [String: String] = [:]

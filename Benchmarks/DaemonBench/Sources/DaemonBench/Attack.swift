@@ -1,3 +1,4 @@
+import BenchDBus
 /// One attack on notifybusd (specification: D-Bus interface, "Broken and hostile clients") as `DaemonBench attacks` runs it: what the `Attacker` process
 /// does, and the bus it runs on.
 struct Attack {

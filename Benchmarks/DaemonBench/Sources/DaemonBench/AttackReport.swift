@@ -1,3 +1,4 @@
+import BenchDBus
 /// The Markdown tables of `DaemonBench attacks`: latency against the goal, memory against the specification's
 /// bound, and what each attacker did.
 struct AttackReport {

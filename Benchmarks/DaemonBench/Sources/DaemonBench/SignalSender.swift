@@ -1,3 +1,4 @@
+import BenchDBus
 import CDBusRaw
 
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import BenchDBus
 /// The Markdown tables of `LifecycleBench run`.
 struct Report {
     let run: LifecycleRun

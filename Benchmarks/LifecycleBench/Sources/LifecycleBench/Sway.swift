@@ -1,3 +1,4 @@
+import BenchDBus
 import NotifyBus
 
 #if canImport(Glibc)

@@ -5,16 +5,16 @@ import Glibc
 #endif
 
 /// What went wrong, in words.
-struct BenchError: Error, CustomStringConvertible {
-    let description: String
+public struct BenchError: Error, CustomStringConvertible {
+    public let description: String
 
-    init(_ description: String) {
+    public init(_ description: String) {
         self.description = description
     }
 }
 
 /// CLOCK_MONOTONIC in nanoseconds: one clock for every process of a run.
-func monotonicNanoseconds() -> Int64 {
+public func monotonicNanoseconds() -> Int64 {
     var spec = timespec()
     clock_gettime(CLOCK_MONOTONIC, &spec)
     return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
@@ -22,15 +22,15 @@ func monotonicNanoseconds() -> Int64 {
 
 /// One private libdbus connection, used on one thread: messages are popped from its queue and
 /// handled by the caller (no filters, no dispatch), the least a D-Bus client does.
-final class RawConnection {
+public final class RawConnection {
     private let handle: OpaquePointer
     /// Its unique name on the bus.
-    let uniqueName: String
+    public let uniqueName: String
     /// Its socket, to `poll` several connections at once.
-    let fileDescriptor: Int32
+    public let fileDescriptor: Int32
 
     /// Connects to `address` and registers with the bus (`Hello`).
-    init(address: String) throws(BenchError) {
+    public init(address: String) throws(BenchError) {
         var error = DBusError()
         dbus_error_init(&error)
         guard let handle = dbus_connection_open_private(address, &error) else {
@@ -56,7 +56,7 @@ final class RawConnection {
     }
 
     /// Adds a match rule (`AddMatch`, waiting for the reply).
-    func addMatch(_ rule: String) throws(BenchError) {
+    public func addMatch(_ rule: String) throws(BenchError) {
         var error = DBusError()
         dbus_error_init(&error)
         dbus_bus_add_match(handle, rule, &error)
@@ -64,7 +64,7 @@ final class RawConnection {
     }
 
     /// Owns `name`, or throws when it cannot be the primary owner.
-    func requestName(_ name: String) throws(BenchError) {
+    public func requestName(_ name: String) throws(BenchError) {
         var error = DBusError()
         dbus_error_init(&error)
         let result = dbus_bus_request_name(handle, name, UInt32(DBUS_NAME_FLAG_DO_NOT_QUEUE), &error)
@@ -75,23 +75,23 @@ final class RawConnection {
 
     /// Queues `message` and writes what the socket takes now; its serial.
     @discardableResult
-    func send(_ message: Message) -> UInt32 {
+    public func send(_ message: Message) -> UInt32 {
         var serial: UInt32 = 0
         dbus_connection_send(handle, message.handle, &serial)
         return serial
     }
 
     /// Whether messages are queued that the socket has not taken yet.
-    var hasMessagesToSend: Bool { dbus_connection_has_messages_to_send(handle) != 0 }
+    public var hasMessagesToSend: Bool { dbus_connection_has_messages_to_send(handle) != 0 }
 
     /// Allows received messages of up to `bytes` (libdbus's default is 32 MiB).
-    func setMaximumMessageSize(_ bytes: Int) { dbus_connection_set_max_message_size(handle, bytes) }
+    public func setMaximumMessageSize(_ bytes: Int) { dbus_connection_set_max_message_size(handle, bytes) }
 
     /// Writes everything queued, blocking until it is written.
-    func flush() { dbus_connection_flush(handle) }
+    public func flush() { dbus_connection_flush(handle) }
 
     /// Calls a method and waits for its reply; messages that arrive meanwhile stay queued.
-    func call(
+    public func call(
         destination: String, path: String, interface: String, member: String, _ arguments: [Value] = [],
         timeoutMilliseconds: Int32 = 10_000
     ) throws(BenchError) -> [Value] {
@@ -105,25 +105,25 @@ final class RawConnection {
     }
 
     /// Calls a method of the bus itself (`org.freedesktop.DBus`).
-    func callBus(_ member: String, _ arguments: [Value] = []) throws(BenchError) -> [Value] {
+    public func callBus(_ member: String, _ arguments: [Value] = []) throws(BenchError) -> [Value] {
         try call(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
             member: member, arguments)
     }
 
     /// The next message already read, without reading the socket.
-    func pop() -> Message? {
+    public func pop() -> Message? {
         dbus_connection_pop_message(handle).map(Message.init(owning:))
     }
 
     /// Reads what the socket has now (without blocking) into the queue; `false` once disconnected.
     @discardableResult
-    func readAvailable() -> Bool {
+    public func readAvailable() -> Bool {
         dbus_connection_read_write(handle, 0) != 0
     }
 
     /// The next message, waiting at most `timeoutMilliseconds` (-1: without limit) for one.
-    func next(timeoutMilliseconds: Int32) -> Message? {
+    public func next(timeoutMilliseconds: Int32) -> Message? {
         if let message = pop() { return message }
         let deadline = monotonicNanoseconds() + Int64(timeoutMilliseconds) * 1_000_000
         while true {

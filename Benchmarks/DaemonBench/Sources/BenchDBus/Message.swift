@@ -1,17 +1,17 @@
 import CDBusRaw
 
 /// A libdbus message the benchmark owns (one reference, released on deinit).
-final class Message {
-    let handle: OpaquePointer
+public final class Message {
+    public let handle: OpaquePointer
 
-    init(owning handle: OpaquePointer) {
+    public init(owning handle: OpaquePointer) {
         self.handle = handle
     }
 
     deinit { dbus_message_unref(handle) }
 
     /// A broadcast signal.
-    static func signal(path: String, interface: String, member: String, _ arguments: [Value]) -> Message {
+    public static func signal(path: String, interface: String, member: String, _ arguments: [Value]) -> Message {
         let message = Message(owning: dbus_message_new_signal(path, interface, member)!)
         message.append(arguments)
         return message
@@ -19,7 +19,7 @@ final class Message {
 
     /// A signal to one connection (`destination`, a unique name): unicast, as notifybusd sends
     /// `Events`.
-    static func unicastSignal(path: String, interface: String, member: String, destination: String, _ arguments: [Value]) -> Message {
+    public static func unicastSignal(path: String, interface: String, member: String, destination: String, _ arguments: [Value]) -> Message {
         let message = Message(owning: dbus_message_new_signal(path, interface, member)!)
         dbus_message_set_destination(message.handle, destination)
         message.append(arguments)
@@ -27,7 +27,7 @@ final class Message {
     }
 
     /// A method call.
-    static func call(
+    public static func call(
         destination: String, path: String, interface: String, member: String, _ arguments: [Value]
     ) -> Message {
         let message = Message(owning: dbus_message_new_method_call(destination, path, interface, member)!)
@@ -36,7 +36,7 @@ final class Message {
     }
 
     /// A method call whose one argument is an `ay` of `count` zero bytes, appended in one go.
-    static func call(
+    public static func call(
         destination: String, path: String, interface: String, member: String, zeroBytes count: Int
     ) -> Message {
         let message = Message(owning: dbus_message_new_method_call(destination, path, interface, member)!)
@@ -54,7 +54,7 @@ final class Message {
     }
 
     /// A method call whose one argument is an `as` of `count` times `text`, appended directly.
-    static func call(
+    public static func call(
         destination: String, path: String, interface: String, member: String, repeating text: String, count: Int
     ) -> Message {
         let message = Message(owning: dbus_message_new_method_call(destination, path, interface, member)!)
@@ -72,34 +72,34 @@ final class Message {
 
     /// A new message with the same header and body, not yet sent (a sent message cannot be sent
     /// again): `dbus_message_copy`, one copy of the bytes.
-    func copy() -> Message { Message(owning: dbus_message_copy(handle)!) }
+    public func copy() -> Message { Message(owning: dbus_message_copy(handle)!) }
 
     /// The reply to this method call, carrying `arguments`.
-    func reply(_ arguments: [Value]) -> Message {
+    public func reply(_ arguments: [Value]) -> Message {
         let message = Message(owning: dbus_message_new_method_return(handle)!)
         message.append(arguments)
         return message
     }
 
     /// An error reply to this method call.
-    func error(name: String, text: String) -> Message {
+    public func error(name: String, text: String) -> Message {
         Message(owning: dbus_message_new_error(handle, name, text)!)
     }
 
-    func append(_ arguments: [Value]) {
+    public func append(_ arguments: [Value]) {
         var iterator = DBusMessageIter()
         dbus_message_iter_init_append(handle, &iterator)
         for argument in arguments { argument.append(to: &iterator) }
     }
 
-    var arguments: [Value] {
+    public var arguments: [Value] {
         var iterator = DBusMessageIter()
         guard dbus_message_iter_init(handle, &iterator) != 0 else { return [] }
         return Value.readAll(&iterator)
     }
 
     /// Its size on the wire, header and body.
-    var size: Int {
+    public var size: Int {
         var bytes: UnsafeMutablePointer<CChar>?
         var length: Int32 = 0
         guard dbus_message_marshal(handle, &bytes, &length) != 0 else { return 0 }
@@ -108,21 +108,21 @@ final class Message {
     }
 
     /// The serial of the call this message answers (a reply or an error), else 0.
-    var replySerial: UInt32 { dbus_message_get_reply_serial(handle) }
+    public var replySerial: UInt32 { dbus_message_get_reply_serial(handle) }
 
     /// The error's name, for an error reply.
-    var errorName: String? {
+    public var errorName: String? {
         guard dbus_message_get_type(handle) == RAW_DBUS_MESSAGE_TYPE_ERROR else { return nil }
         return dbus_message_get_error_name(handle).map { String(cString: $0) }
     }
 
-    var isMethodCall: Bool { dbus_message_get_type(handle) == RAW_DBUS_MESSAGE_TYPE_METHOD_CALL }
+    public var isMethodCall: Bool { dbus_message_get_type(handle) == RAW_DBUS_MESSAGE_TYPE_METHOD_CALL }
 
-    var interface: String? { dbus_message_get_interface(handle).map { String(cString: $0) } }
-    var member: String? { dbus_message_get_member(handle).map { String(cString: $0) } }
-    var path: String? { dbus_message_get_path(handle).map { String(cString: $0) } }
+    public var interface: String? { dbus_message_get_interface(handle).map { String(cString: $0) } }
+    public var member: String? { dbus_message_get_member(handle).map { String(cString: $0) } }
+    public var path: String? { dbus_message_get_path(handle).map { String(cString: $0) } }
 
-    func isSignal(interface: String, member: String) -> Bool {
+    public func isSignal(interface: String, member: String) -> Bool {
         dbus_message_is_signal(handle, interface, member) != 0
     }
 }

@@ -2,36 +2,36 @@
 /// (`org.freedesktop.portal.Desktop`, `ReadAll`, `SettingChanged`), served by the benchmark on
 /// its own connection: any number of `settings/<namespace>/<key>` keys, each change one signal
 /// sent straight from here (its send time is the benchmark's clock, with no mock in between).
-final class BenchPortal {
-    static let name = "org.freedesktop.portal.Desktop"
-    static let path = "/org/freedesktop/portal/desktop"
-    static let interface = "org.freedesktop.portal.Settings"
+public final class BenchPortal {
+    public static let name = "org.freedesktop.portal.Desktop"
+    public static let path = "/org/freedesktop/portal/desktop"
+    public static let interface = "org.freedesktop.portal.Settings"
 
-    let connection: RawConnection
+    public let connection: RawConnection
     private var settings: [String: [String: Int64]] = [:]
 
-    init(address: String) throws(BenchError) {
+    public init(address: String) throws(BenchError) {
         connection = try RawConnection(address: address)
         try connection.requestName(Self.name)
     }
 
     /// Sets a value without a signal (what `ReadAll` answers).
-    func store(namespace: String, key: String, value: Int64) {
+    public func store(namespace: String, key: String, value: Int64) {
         settings[namespace, default: [:]][key] = value
     }
 
     /// Sets a value and queues its `SettingChanged`; `flush()` writes the queue.
-    func change(namespace: String, key: String, value: Int64) {
+    public func change(namespace: String, key: String, value: Int64) {
         store(namespace: namespace, key: key, value: value)
         connection.send(.signal(
             path: Self.path, interface: Self.interface, member: "SettingChanged",
             [.string(namespace), .string(key), .variant(.int64(value))]))
     }
 
-    func flush() { connection.flush() }
+    public func flush() { connection.flush() }
 
     /// Answers the method calls that have arrived (without waiting); drops signals.
-    func serve() {
+    public func serve() {
         connection.readAvailable()
         while let message = connection.pop() {
             guard message.isMethodCall else { continue }

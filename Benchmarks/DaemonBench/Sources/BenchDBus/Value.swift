@@ -1,7 +1,7 @@
 import CDBusRaw
 
 /// A D-Bus value as the benchmark writes and reads it through libdbus's message iterators.
-indirect enum Value: Equatable {
+public indirect enum Value: Equatable {
     case string(String)
     case objectPath(String)
     case int64(Int64)
@@ -17,7 +17,7 @@ indirect enum Value: Equatable {
     case structure([Value])
 
     /// Its D-Bus signature.
-    var signature: String {
+    public var signature: String {
         switch self {
         case .string: "s"
         case .objectPath: "o"
@@ -35,14 +35,14 @@ indirect enum Value: Equatable {
     }
 
     /// A dictionary of `a{sv}` from `fields`.
-    static func vardict(_ fields: [(String, Value)]) -> Value {
+    public static func vardict(_ fields: [(String, Value)]) -> Value {
         .array("{sv}", fields.map { .dictEntry(.string($0.0), .variant($0.1)) })
     }
 
     /// An `as` of `strings`.
-    static func strings(_ strings: [String]) -> Value { .array("s", strings.map(Value.string)) }
+    public static func strings(_ strings: [String]) -> Value { .array("s", strings.map(Value.string)) }
 
-    var stringValue: String? {
+    public var stringValue: String? {
         switch self {
         case .string(let text), .objectPath(let text): text
         case .variant(let inner): inner.stringValue
@@ -50,7 +50,7 @@ indirect enum Value: Equatable {
         }
     }
 
-    var int64Value: Int64? {
+    public var int64Value: Int64? {
         switch self {
         case .int64(let number): number
         case .int32(let number): Int64(number)
@@ -61,13 +61,13 @@ indirect enum Value: Equatable {
         }
     }
 
-    var elements: [Value] {
+    public var elements: [Value] {
         if case .array(_, let elements) = self { return elements }
         return []
     }
 
     /// The entries of an `a{s…}` dictionary, variants unwrapped.
-    var stringKeyed: [String: Value] {
+    public var stringKeyed: [String: Value] {
         var result: [String: Value] = [:]
         for case .dictEntry(.string(let key), let value) in elements {
             if case .variant(let inner) = value { result[key] = inner } else { result[key] = value }
@@ -78,7 +78,7 @@ indirect enum Value: Equatable {
 
 extension Value {
     /// Appends the value at `iterator` (a message's append iterator or a container's).
-    func append(to iterator: inout DBusMessageIter) {
+    public func append(to iterator: inout DBusMessageIter) {
         switch self {
         case .string(let text): appendText(text, type: RAW_DBUS_TYPE_STRING, to: &iterator)
         case .objectPath(let text): appendText(text, type: RAW_DBUS_TYPE_OBJECT_PATH, to: &iterator)
@@ -129,7 +129,7 @@ extension Value {
     }
 
     /// The value at `iterator`, or `nil` past the end (or for a type the benchmark never sends).
-    static func read(_ iterator: inout DBusMessageIter) -> Value? {
+    public static func read(_ iterator: inout DBusMessageIter) -> Value? {
         let type = dbus_message_iter_get_arg_type(&iterator)
         switch type {
         case RAW_DBUS_TYPE_STRING, RAW_DBUS_TYPE_OBJECT_PATH:
@@ -170,7 +170,7 @@ extension Value {
     }
 
     /// Every value from `iterator` to the end of its container.
-    static func readAll(_ iterator: inout DBusMessageIter) -> [Value] {
+    public static func readAll(_ iterator: inout DBusMessageIter) -> [Value] {
         var values: [Value] = []
         while dbus_message_iter_get_arg_type(&iterator) != RAW_DBUS_TYPE_INVALID {
             if let value = read(&iterator) { values.append(value) }
