@@ -49,8 +49,8 @@ struct NotifyBusd: AsyncParsableCommand {
     var systemBus: String?
 
     @Option(
-        name: .customLong("source"), help: "Run only this source (repeatable): \(SystemSources.names.joined(separator: ", ")).",
-        completion: .list(SystemSources.names))
+        name: .customLong("source"), help: "Run only this source (repeatable): \(NotifyBusd.sourceNames.joined(separator: ", ")).",
+        completion: .list(NotifyBusd.sourceNames))
     var onlySources: [String] = []
 
     @Option(name: .customLong("no-source"), help: "Do not run this source (repeatable).", completion: .list(NotifyBusd.sourceNames))
