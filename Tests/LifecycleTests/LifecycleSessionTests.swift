@@ -16,14 +16,26 @@ import Glibc
         try writeFile(scope.directory + "/cgroup.procs", "\(pid)\n")
     }
 
-    @Test func unitsTheUserManagerKnowsAreFrozenAndThawedThroughIt() async throws {
+    /// The bed with org.example.A in the background and org.example.B focused, each in a scope
+    /// of its own, and the daemon started with `delay`: the bed, A's scope, the session bus.
+    static func twoApps(delay: Int) async throws -> (LifecycleBed, AppScopes.Scope, PrivateBus) {
         let bed = try await LifecycleBed()
-        defer { bed.stop() }
-        let (_, scopeA) = try await bed.open("org.example.A")
-        try await bed.open("org.example.B")
+        do {
+            let (_, scopeA) = try await bed.open("org.example.A")
+            try await bed.open("org.example.B")
+            try await bed.start(["--freeze-delay", "\(delay)"])
+            let session = try #require(bed.daemon?.session)
+            return (bed, scopeA, session)
+        } catch {
+            bed.stop()
+            throw error
+        }
+    }
+
+    @Test func unitsTheUserManagerKnowsAreFrozenAndThawedThroughIt() async throws {
         // The daemon starts before the manager: it must find the manager when it comes.
-        try await bed.start(["--freeze-delay", "3"])
-        let session = try #require(bed.daemon?.session)
+        let (bed, scopeA, session) = try await Self.twoApps(delay: 3)
+        defer { bed.stop() }
         let manager = try await MockService(
             bus: session, template: Paths.fixtures + "/systemd_user_manager.py", name: "org.freedesktop.systemd1",
             parameters: #"{"units": {"\#(scopeA.name)": "\#(scopeA.directory)"}}"#)
@@ -46,12 +58,8 @@ import Glibc
     }
 
     @Test func aPlayingPlayerKeepsItsAppRunning() async throws {
-        let bed = try await LifecycleBed()
+        let (bed, scopeA, session) = try await Self.twoApps(delay: 2)
         defer { bed.stop() }
-        let (_, scopeA) = try await bed.open("org.example.A")
-        try await bed.open("org.example.B")
-        try await bed.start(["--freeze-delay", "2"])
-        let session = try #require(bed.daemon?.session)
         let player = try await DBusMockProcess(
             bus: session, template: Paths.fixtures + "/mpris_player.py", name: "org.mpris.MediaPlayer2.examplea",
             parameters: #"{"PlaybackStatus": "Playing"}"#)
@@ -76,12 +84,8 @@ import Glibc
     }
 
     @Test func theOwnerOfAProtectedNameIsNeverFrozen() async throws {
-        let bed = try await LifecycleBed()
+        let (bed, scopeA, session) = try await Self.twoApps(delay: 2)
         defer { bed.stop() }
-        let (_, scopeA) = try await bed.open("org.example.A")
-        try await bed.open("org.example.B")
-        try await bed.start(["--freeze-delay", "2"])
-        let session = try #require(bed.daemon?.session)
         let notifications = try await DBusMockProcess(
             bus: session, name: "org.freedesktop.Notifications", path: "/org/freedesktop/Notifications",
             interface: "org.freedesktop.Notifications")
