@@ -20,10 +20,12 @@ public struct FrozenStateFile: Sendable, Hashable {
         self.path = path
     }
 
-    /// The list's default place, `$XDG_RUNTIME_DIR/notifybus/frozen`; `nil` without
+    /// The list's default place, `$XDG_RUNTIME_DIR/notifybus/frozen`; `nil` without an absolute
     /// `XDG_RUNTIME_DIR`.
-    public static func defaultPath(environment: [String: String]) -> String? {
-        guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { return nil }
+    public static var defaultPath: String? {
+        guard let value = getenv("XDG_RUNTIME_DIR") else { return nil }
+        let runtime = String(cString: value)
+        guard runtime.hasPrefix("/") else { return nil }
         return (runtime.hasSuffix("/") ? runtime : runtime + "/") + "notifybus/frozen"
     }
 

@@ -52,6 +52,9 @@ final class LifecycleDriver {
     private var units: SystemdUnits?
     /// The processes of MPRIS players that are `Playing`.
     private var playingPIDs: Set<Int32> = []
+    /// The cgroups the policy was last told hold protected and playing processes.
+    private var protectedGroups: Set<String> = []
+    private var playingGroups: Set<String> = []
     /// The cgroups frozen through the systemd user manager (`FreezeUnit`): thawed through it too.
     private var unitFrozen: Set<String> = []
     /// How long a thaw waits for `ThawUnit` before writing `cgroup.freeze` itself.
@@ -92,7 +95,7 @@ final class LifecycleDriver {
             onStatus(.unavailable(reason: "the cgroup root \(root) is missing"))
             return
         }
-        guard let path = configuration.stateFile ?? FrozenStateFile.defaultPath(environment: Self.environment()) else {
+        guard let path = configuration.stateFile ?? FrozenStateFile.defaultPath else {
             onStatus(.unavailable(reason: "cannot write the state file: XDG_RUNTIME_DIR is not set"))
             return
         }
@@ -137,7 +140,7 @@ final class LifecycleDriver {
     /// Reports the PIDs that `who` says must never be frozen (the session's services).
     func protect(_ pids: Set<Int32>, as who: String) {
         protectedPIDs[who] = pids
-        updateProtectedGroups()
+        readGroups()
     }
 
     private func protect(_ pid: Int32, as who: String) { protect([pid], as: who) }
@@ -145,16 +148,23 @@ final class LifecycleDriver {
     /// Reports the PIDs whose MPRIS players are `Playing`.
     func setPlaying(_ pids: Set<Int32>) {
         playingPIDs = pids
-        let groups = Set(pids.compactMap { ControlGroup.group(ofProcess: $0) })
-        handle(.playingGroups(groups))
+        readGroups()
     }
 
-    private func updateProtectedGroups() {
-        var groups: Set<String> = []
-        for pid in protectedPIDs.values.joined() {
-            if let group = ControlGroup.group(ofProcess: pid) { groups.insert(group) }
+    /// Reads where the protected and the playing processes are now, and tells the policy of
+    /// what changed (nothing when nothing did: this runs with every window list).
+    private func readGroups() {
+        let groups = { (pids: Set<Int32>) in Set(pids.compactMap { ControlGroup.group(ofProcess: $0) }) }
+        let protected = groups(Set(protectedPIDs.values.joined()))
+        if protected != protectedGroups {
+            protectedGroups = protected
+            handle(.protectedGroups(protected))
         }
-        handle(.protectedGroups(groups))
+        let playing = groups(playingPIDs)
+        if playing != playingGroups {
+            playingGroups = playing
+            handle(.playingGroups(playing))
+        }
     }
 
     /// Follows the session bus: the protected names' owners and the bus daemon, the MPRIS
@@ -228,8 +238,7 @@ final class LifecycleDriver {
         case .windows(let list):
             // Processes move between cgroups: where the protected and playing ones are is read
             // again with every list (a few /proc reads).
-            updateProtectedGroups()
-            setPlaying(playingPIDs)
+            readGroups()
             handle(.windows(list.compactMap(policyWindow)))
             if !hasList {
                 hasList = true
@@ -307,13 +316,5 @@ final class LifecycleDriver {
                 timer = nil
             }
         }
-    }
-
-    private static func environment() -> [String: String] {
-        var result: [String: String] = [:]
-        for name in ["XDG_RUNTIME_DIR", "SWAYSOCK", "WAYLAND_DISPLAY"] {
-            if let value = getenv(name) { result[name] = String(cString: value) }
-        }
-        return result
     }
 }

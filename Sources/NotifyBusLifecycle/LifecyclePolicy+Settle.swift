@@ -142,7 +142,7 @@ extension LifecyclePolicy {
             (windowsOfGroup[path] ?? []).contains { other in
                 guard other.window.appID != appID else { return false }
                 guard let inactive = other.inactiveSince else { return true }
-                return now < inactive + delay || !blockedApps(of: other).isEmpty
+                return now < inactive + delay || keepsItsCgroupsRunning(other)
             }
         }
         if shared { return .shared }
@@ -150,11 +150,8 @@ extension LifecyclePolicy {
         return nil
     }
 
-    /// The reasons of the window's own app that keep its cgroups running (exempt, no app unit).
-    private func blockedApps(of window: TrackedWindow) -> [AppLifecycle.Reason] {
-        var reasons: [AppLifecycle.Reason] = []
-        if exempt.contains(window.window.appID) { reasons.append(.exempt) }
-        if window.window.groups.isEmpty { reasons.append(.noAppUnit) }
-        return reasons
+    /// Whether the window's own app keeps its cgroups running (it is exempt, or has no app unit).
+    private func keepsItsCgroupsRunning(_ window: TrackedWindow) -> Bool {
+        exempt.contains(window.window.appID) || window.window.groups.isEmpty
     }
 }

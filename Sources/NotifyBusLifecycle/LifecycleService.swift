@@ -48,9 +48,7 @@ public final class LifecycleService: Sendable {
     /// `SIGKILL` left frozen. notifybusd does it at every start, and `--thaw-all` does only this.
     /// - Returns: each cgroup that could not be thawed, with why.
     public static func thawLeftovers(stateFile path: String? = nil) -> [(group: String, reason: String)] {
-        var environment: [String: String] = [:]
-        if let runtime = getenv("XDG_RUNTIME_DIR") { environment["XDG_RUNTIME_DIR"] = String(cString: runtime) }
-        guard let path = path ?? FrozenStateFile.defaultPath(environment: environment) else { return [] }
+        guard let path = path ?? FrozenStateFile.defaultPath else { return [] }
         return FrozenStateFile(path: path).thawAll()
     }
 
