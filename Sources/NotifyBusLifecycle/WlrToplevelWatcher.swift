@@ -15,10 +15,12 @@ import Wayland
 /// compositor finishes the manager; then everything is released. Nothing comes after `stop()`.
 ///
 /// Runs on its loop's thread, with no thread or timer of its own: idle, it sleeps in the loop's
-/// `epoll_wait`. Only `init` blocks: for the registry's round trip (at most 5 seconds).
+/// `epoll_wait`. Only `init` blocks: for the registry's round trip, at most 200 ms (a compositor
+/// answers it in about a millisecond; one that accepts and never answers costs the loop that
+/// much per attempt, and the lifecycle tries again later).
 public final class WlrToplevelWatcher {
     /// How long `init` waits for the compositor's registry.
-    static let registryTimeout: Duration = .seconds(5)
+    static let registryTimeout: Duration = .milliseconds(200)
 
     private let onUpdate: (ToplevelUpdate) -> Void
     private var display: WaylandDisplay?

@@ -1,3 +1,4 @@
+import DBus
 import NotifyBus
 import TestSupport
 import Testing
@@ -52,6 +53,50 @@ import Glibc
         #expect(bed.lifecycleSource()?["status"]?.stringValue == "running")
         #expect(bed.waitFor("org.example.A", "frozen") != nil)
         #expect(scopeA.isFrozen)
+    }
+
+    /// A compositor that takes the connection and never answers: the daemon says `unavailable`
+    /// and keeps answering its clients (its wait for the registry is bounded, 200 ms an attempt).
+    @Test func aCompositorThatNeverAnswersStallsNothing() async throws {
+        let scopes = try SwayBedEnvironment.appScopes()
+        defer { scopes.remove() }
+        let runtime = try makeTemporaryDirectory("lifecycle-silent")
+        defer { removeTree(runtime) }
+        let socketPath = runtime + "/wayland-silent"
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in socketPath.utf8.enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        #expect(listen(listener, 16) == 0)   // connections wait in the backlog: nothing is ever read
+        let config = runtime + "/lifecycle.conf"
+        try writeFile(config, "cgroup-root = \(scopes.root)\n")
+        let bed = try await DaemonBed(
+            arguments: ["--source", "lifecycle", "--freeze-background", "--toplevels", "wlr", "--freeze-config", config],
+            environment: ["XDG_RUNTIME_DIR": runtime, "WAYLAND_DISPLAY": socketPath, "SWAYSOCK": nil])
+        let watcher = try bed.notifywatch(["app/**"])
+        let source = bed.lines(of: watcher, until: { $0["source"]?.stringValue == "lifecycle" })?.last
+        #expect(source?["status"]?.stringValue == "unavailable", "\(source.map { "\($0)" } ?? "no source line")")
+        let client = try DBusClient(address: bed.session.dbusAddress)
+        try await client.waitUntilConnected()
+        var slowest = Duration.zero
+        for _ in 0..<30 {
+            let started = ContinuousClock.now
+            _ = try await client.call(
+                destination: "org.notifybus.Bus1", path: "/org/notifybus/Bus1", interface: "org.freedesktop.DBus.Properties",
+                member: "Get", arguments: [.string("org.notifybus.Bus1"), .string("Version")])
+            slowest = max(slowest, ContinuousClock.now - started)
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        // Through attempts at 1 s and 2 s after the first: each may hold the loop 200 ms.
+        #expect(slowest < .milliseconds(750), "slowest Get of Version: \(slowest)")
+        #expect(bed.daemon.terminate().flatMap(exitStatus(ofWaitStatus:)) == 0)
     }
 
     @Test func aKilledDaemonsFreezesAreThawedAtTheNextStartEvenWithoutTheFeature() async throws {
