@@ -57,9 +57,7 @@ public final class Subscription: AsyncSequence, Sendable {
     ///
     /// - Parameter time: the suspension's time; the bus clock's time when `nil`.
     public func suspend(at time: Duration? = nil) {
-        let time = time ?? bus.clock.now()
-        let wakes = bus.withState { $0.suspend(id: id, time: time) }
-        if !wakes.isEmpty { bus.perform(wakes) }
+        change(at: time) { $0.suspend(id: id, time: $1) }
     }
 
     /// Suspends it, and holds the events that its consumer has not taken yet, as if they had been
@@ -76,9 +74,7 @@ public final class Subscription: AsyncSequence, Sendable {
     ///
     /// - Parameter time: the suspension's time; the bus clock's time when `nil`.
     package func suspendHoldingPending(at time: Duration? = nil) {
-        let time = time ?? bus.clock.now()
-        let wakes = bus.withState { $0.suspend(id: id, time: time, holdingPending: true) }
-        if !wakes.isEmpty { bus.perform(wakes) }
+        change(at: time) { $0.suspend(id: id, time: $1, holdingPending: true) }
     }
 
     /// Resumes it: one ``SubscriptionEvent/resumed(time:flushed:)`` mark, then the held events per
@@ -89,9 +85,7 @@ public final class Subscription: AsyncSequence, Sendable {
     ///
     /// - Parameter time: the resume's time; the bus clock's time when `nil`.
     public func resume(at time: Duration? = nil) {
-        let time = time ?? bus.clock.now()
-        let wakes = bus.withState { $0.resume(id: id, time: time) }
-        if !wakes.isEmpty { bus.perform(wakes) }
+        change(at: time) { $0.resume(id: id, time: $1) }
     }
 
     /// Sends it every current value again: a ``SubscriptionEvent/resync(time:reason:)`` mark with
@@ -107,17 +101,21 @@ public final class Subscription: AsyncSequence, Sendable {
     ///
     /// - Parameter time: the time of the values sent now; the bus clock's time when `nil`.
     public func resync(at time: Duration? = nil) {
-        let time = time ?? bus.clock.now()
-        let wakes = bus.withState { $0.resync(id: id, time: time) }
-        if !wakes.isEmpty { bus.perform(wakes) }
+        change(at: time) { $0.resync(id: id, time: $1) }
     }
 
     /// Ends it: the sequence finishes and what it held is freed.
     ///
     /// - Parameter time: the time recorded in the bus's journals; the bus clock's time when `nil`.
     public func cancel(at time: Duration? = nil) {
+        change(at: time) { $0.remove(id: id, time: $1) }
+    }
+
+    /// Changes its state in the bus at `time` (the bus clock's time when `nil`), then wakes the
+    /// consumers the change readies.
+    private func change(at time: Duration?, _ body: (inout BusState, Duration) -> [Wakeup]) {
         let time = time ?? bus.clock.now()
-        let wakes = bus.withState { $0.remove(id: id, time: time) }
+        let wakes = bus.withState { body(&$0, time) }
         if !wakes.isEmpty { bus.perform(wakes) }
     }
 
