@@ -17,17 +17,4 @@ public struct DBusCallHeader: Sendable, Hashable {
     /// Whether the caller asked for no reply (`NO_REPLY_EXPECTED`): such a call is dispatched
     /// as any other but never answered.
     public var expectsNoReply: Bool
-
-    /// A header with these fields.
-    public init(
-        sender: BusName, path: ObjectPath, interface: InterfaceName?, member: MemberName, signature: String,
-        expectsNoReply: Bool = false
-    ) {
-        self.sender = sender
-        self.path = path
-        self.interface = interface
-        self.member = member
-        self.signature = signature
-        self.expectsNoReply = expectsNoReply
-    }
 }

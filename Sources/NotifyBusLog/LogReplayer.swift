@@ -8,13 +8,6 @@ public struct ReplayLine: Sendable, Hashable {
     public var subscriber: String
     /// What the subscriber received: a notification or a lifecycle mark.
     public var event: SubscriptionEvent
-
-    /// A line of replay output.
-    public init(t: LogTime, subscriber: String, event: SubscriptionEvent) {
-        self.t = t
-        self.subscriber = subscriber
-        self.event = event
-    }
 }
 
 /// Replays a log on a virtual clock, one record per `step()`.

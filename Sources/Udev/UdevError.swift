@@ -11,12 +11,6 @@ public struct UdevError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The error number it reported (`ENOMEM`, `EACCES`, …).
     public var errno: Int32
 
-    /// Creates an error for `operation` with error number `errno`.
-    public init(operation: String, errno: Int32) {
-        self.operation = operation
-        self.errno = errno
-    }
-
     /// The operation and the system's text for the error number, e.g.
     /// `udev_enumerate_scan_devices: Permission denied (errno 13)`.
     public var description: String {

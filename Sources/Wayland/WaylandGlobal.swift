@@ -7,11 +7,4 @@ public struct WaylandGlobal: Sendable, Hashable {
     public var interface: String
     /// The highest version of the interface the compositor offers.
     public var version: UInt32
-
-    /// A global.
-    public init(name: UInt32, interface: String, version: UInt32) {
-        self.name = name
-        self.interface = interface
-        self.version = version
-    }
 }
