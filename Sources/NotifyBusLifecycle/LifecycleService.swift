@@ -84,11 +84,7 @@ public final class LifecycleService: Sendable {
 
     /// Stops: thaws every cgroup it froze (before it returns) and lets go of the compositor.
     public func stop() async {
-        let key = self.key
-        _ = try? await loop.submit { context in
-            context[local: key]?.stop()
-            context[local: key] = nil
-        }
+        await key.release(on: loop) { $0.stop() }
     }
 
     /// What it last published for each app id (for tests and diagnostics); `nil` when it does

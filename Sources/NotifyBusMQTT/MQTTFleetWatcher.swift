@@ -44,11 +44,7 @@ public final class MQTTFleetWatcher: Sendable {
 
     /// Disconnects and releases the connection.
     public func stop() async {
-        let key = self.key
-        _ = try? await loop.submit { context in
-            context[local: key]?.close()
-            context[local: key] = nil
-        }
+        await key.release(on: loop) { $0.close() }
     }
 }
 

@@ -4,6 +4,7 @@ import Mosquitto
 import NotifyBus
 import NotifyBusSources
 import OrderedCollections
+import SystemSupport
 
 /// The bus published to an MQTT broker (specification: Publishing a fleet to MQTT), on an existing event loop: one
 /// retained QoS 1 topic per key, `$online` with a will, and the link a suspended subscriber of
@@ -62,20 +63,10 @@ public final class MQTTLinkService: Sendable {
     /// disconnects, and releases the link.
     public func stop() async {
         let key = self.key
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            do {
-                try loop.execute { context in
-                    guard let link = context[local: key] else {
-                        continuation.resume()
-                        return
-                    }
-                    link.stop {
-                        context[local: key] = nil
-                        continuation.resume()
-                    }
-                }
-            } catch {
-                continuation.resume()
+        await key.withValue(on: loop) { link, context, done in
+            link.stop {
+                context[local: key] = nil
+                done()
             }
         }
     }

@@ -2,6 +2,7 @@ import EpollLoop
 import Logging
 import NotifyBus
 import Synchronization
+import SystemSupport
 
 /// The one shape of every built-in source: a name, the patterns of its keys, the bus it
 /// publishes to, its configuration, a status, and a watcher that lives on a `SourceLoop`.
@@ -121,7 +122,7 @@ public final class SystemSource<Settings: SystemSourceConfiguration>: NotifyBusS
         await waitUntilCancelledOrShutDown()
 
         running.withLock { $0 = nil }
-        await Self.onWatcher(key, in: thread) { watcher, context, done in
+        await key.withValue(on: thread) { watcher, context, done in
             watcher.stop(in: context) {
                 context[local: key] = nil
                 done()
@@ -135,28 +136,7 @@ public final class SystemSource<Settings: SystemSourceConfiguration>: NotifyBusS
     /// done. Does nothing when the source is not running.
     public func reread() async {
         guard let running = running.withLock({ $0 }) else { return }
-        await Self.onWatcher(running.key, in: running.thread) { watcher, _, done in watcher.reread(then: done) }
-    }
-
-    /// Runs `body` with the watcher kept under `key` on `thread`, and returns once it called its
-    /// `done`; at once when there is no such watcher or the thread is gone (and the watcher with it).
-    private static func onWatcher(
-        _ key: LoopLocalKey<any LoopWatcher>, in thread: EventLoopThread,
-        _ body: @escaping @Sendable (any LoopWatcher, LoopContext, _ done: @escaping () -> Void) -> Void
-    ) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            do {
-                try thread.execute { context in
-                    guard let watcher = context[local: key] else {
-                        continuation.resume()
-                        return
-                    }
-                    body(watcher, context) { continuation.resume() }
-                }
-            } catch {
-                continuation.resume()
-            }
-        }
+        await running.key.withValue(on: running.thread) { watcher, _, done in watcher.reread(then: done) }
     }
 
     /// The watcher's hooks: status changes to the reporter and the log, problems to the log.
