@@ -34,7 +34,8 @@ public final class MediaPlayers {
     /// The connection it follows the players on.
     public let connection: DBusConnection
     /// The processes whose players are playing, as last reported.
-    public private(set) var playingProcesses: Set<Int32> = []
+    public var playingProcesses: Set<Int32> { reported.processes }
+    private var reported = ReportedProcesses()
 
     private let logger: Logger
     private let timeout: Duration
@@ -175,10 +176,7 @@ public final class MediaPlayers {
 
     /// Reports the set when it changed.
     private func publish() {
-        guard !stopped else { return }
-        let now = state.playingProcesses
-        guard now != playingProcesses else { return }
-        playingProcesses = now
+        guard !stopped, let now = reported.change(to: state.playingProcesses) else { return }
         onChange(now)
     }
 }

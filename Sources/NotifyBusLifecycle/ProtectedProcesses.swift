@@ -33,7 +33,8 @@ public final class ProtectedProcesses {
     /// The names whose owners it protects (the bus daemon's process is protected too).
     public let names: [BusName]
     /// The protected processes, as last reported.
-    public private(set) var processes: Set<Int32> = []
+    public var processes: Set<Int32> { reported.processes }
+    private var reported = ReportedProcesses()
 
     private let logger: Logger
     private let onChange: (Set<Int32>) -> Void
@@ -88,10 +89,7 @@ public final class ProtectedProcesses {
 
     /// Reports the set when it changed.
     private func publish() {
-        guard !stopped else { return }
-        let now = state.processes
-        guard now != processes else { return }
-        processes = now
+        guard !stopped, let now = reported.change(to: state.processes) else { return }
         onChange(now)
     }
 }
