@@ -50,14 +50,8 @@ final class PowerProfileWatcher: DBusSourceWatcher<PowerProfileConfiguration> {
     private func propertiesEvent(_ event: DBusProxy.PropertiesEvent, from proxy: DBusProxy) {
         guard !stopped, proxy === active else { return }
         switch event {
-        case .loaded(let properties):
-            apply(properties, from: proxy)
-        case .changed(let change):
-            if change.changed["ActiveProfile"] != nil {
-                apply(change.changed, from: proxy)
-            } else if change.invalidated.contains("ActiveProfile") {
-                proxy.reloadProperties()
-            }
+        case .loaded, .changed:
+            if let properties = proxy.properties(following: "ActiveProfile", in: event) { apply(properties, from: proxy) }
         case .loadFailed(let error):
             readFailed(error, peer: proxy.destination, daemon: "power-profiles-daemon")
         case .malformedSignal(let error):

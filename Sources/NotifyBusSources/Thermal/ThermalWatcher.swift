@@ -127,14 +127,8 @@ final class ThermalWatcher: DBusSourceWatcher<ThermalConfiguration> {
     private func propertiesEvent(_ event: DBusProxy.PropertiesEvent, from proxy: DBusProxy) {
         guard !stopped, proxy === proxies.preferredServed else { return }
         switch event {
-        case .loaded(let properties):
-            apply(properties, from: proxy)
-        case .changed(let change):
-            if change.changed["PerformanceDegraded"] != nil {
-                apply(change.changed, from: proxy)
-            } else if change.invalidated.contains("PerformanceDegraded") {
-                proxy.reloadProperties()
-            }
+        case .loaded, .changed:
+            if let properties = proxy.properties(following: "PerformanceDegraded", in: event) { apply(properties, from: proxy) }
         case .loadFailed(let error):
             if error.name == DBusError.Name.ownerChanged { return }
             problem("reading \(proxy.destination) failed: \(error)", peer: proxy.destination.rawValue)
