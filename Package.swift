@@ -95,6 +95,7 @@ let package = Package(
             name: "NotifyBusSources",
             dependencies: [
                 "NotifyBus", "Udev", "DBus", "EpollLoop", "SystemSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

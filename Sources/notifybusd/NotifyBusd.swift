@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import ArgumentParser
-import DBus
 import EpollLoop
 import Logging
 import NIOGlobalExecutor
@@ -42,19 +41,9 @@ struct NotifyBusd: AsyncParsableCommand {
             configuration file.
             """)
 
-    @Option(name: .customLong("session-bus"), help: "The bus to serve on (default: $DBUS_SESSION_BUS_ADDRESS).")
-    var sessionBus: String?
+    @OptionGroup var buses: BusAddressOptions<Help>
 
-    @Option(name: .customLong("system-bus"), help: "Where the system sources connect (default: $DBUS_SYSTEM_BUS_ADDRESS).")
-    var systemBus: String?
-
-    @Option(
-        name: .customLong("source"), help: "Run only this source (repeatable): \(NotifyBusd.sourceNames.joined(separator: ", ")).",
-        completion: .list(NotifyBusd.sourceNames))
-    var onlySources: [String] = []
-
-    @Option(name: .customLong("no-source"), help: "Do not run this source (repeatable).", completion: .list(NotifyBusd.sourceNames))
-    var exceptSources: [String] = []
+    @OptionGroup var sources: SourceSelectionOptions<Help>
 
     @Option(name: .customLong("max-held"), help: "The most entries held for all suspended subscriptions together.")
     var maxHeld: Int = 1_048_576
@@ -71,13 +60,15 @@ struct NotifyBusd: AsyncParsableCommand {
     @OptionGroup(title: "Background apps")
     var lifecycle: LifecycleOptions
 
-    /// Every source name `--source` and `--no-source` take: the sources', and the lifecycle's.
-    static let sourceNames = SystemSources.names + [LifecycleService.sourceName]
+    /// What notifybusd's help says of its sources and buses.
+    enum Help: SourceSelectionHelp, BusAddressHelp {
+        /// Every source name `--source` and `--no-source` take: the sources', and the lifecycle's.
+        static let sourceNames = SystemSources.names + [LifecycleService.sourceName]
+        static let systemBus = "Where the system sources connect (default: $DBUS_SYSTEM_BUS_ADDRESS)."
+        static let sessionBus = "The bus to serve on (default: $DBUS_SESSION_BUS_ADDRESS)."
+    }
 
     func validate() throws {
-        for name in onlySources + exceptSources where !Self.sourceNames.contains(name) {
-            throw ValidationError("unknown source \"\(name)\" (the sources are: \(Self.sourceNames.joined(separator: ", ")))")
-        }
         if maxHeld < 1 { throw ValidationError("--max-held must be 1 or more") }
         if maxSubscriptions < 1 { throw ValidationError("--max-subscriptions must be 1 or more") }
     }
@@ -95,15 +86,12 @@ struct NotifyBusd: AsyncParsableCommand {
         // mapping of its own, given back when freed: receiving one peaks at twice its size.
         HeapMemory.mapBlocks(ofAtLeast: 128 << 10)
         let mqttLink = try mqtt.configuration()
-        let runsLifecycle = (onlySources.isEmpty || onlySources.contains(LifecycleService.sourceName))
-            && !exceptSources.contains(LifecycleService.sourceName)
-        let lifecycleConfiguration = runsLifecycle ? try lifecycle.configuration() : nil
+        let lifecycleConfiguration = sources.selects(LifecycleService.sourceName) ? try lifecycle.configuration() : nil
         let daemon = NotifyBusDaemon(configuration: .init(
-            sessionBus: sessionBus.map(DBusAddress.address) ?? .session,
+            sessionBus: buses.session,
             sources: SystemSources.Options(
-                systemBus: systemBus.map(DBusAddress.address) ?? .system,
-                sessionBus: sessionBus.map(DBusAddress.address) ?? .session,
-                only: onlySources, except: exceptSources, logger: logger),
+                systemBus: buses.system, sessionBus: buses.session,
+                only: sources.onlySources, except: sources.exceptSources, logger: logger),
             maximumHeld: maxHeld, maximumSubscriptions: maxSubscriptions, logger: logger,
             mqtt: mqttLink, lifecycle: lifecycleConfiguration))
         // SIGINT and SIGTERM begin graceful shutdown; the listener's loop wakes only for them.

@@ -18,19 +18,13 @@ struct Sources: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per source.")
     var json = false
 
-    @Option(name: .customLong("system-bus"), help: "D-Bus system bus address (default: $DBUS_SYSTEM_BUS_ADDRESS).")
-    var systemBus: String?
-
-    @Option(name: .customLong("session-bus"), help: "D-Bus session bus address (default: $DBUS_SESSION_BUS_ADDRESS).")
-    var sessionBus: String?
+    @OptionGroup var buses: BusAddressOptions<SourceCatalog>
 
     func run() async throws {
         let bus = NotificationBus()
         // Only the statuses are listed: what the sources skip while starting is not shown.
         let quiet = Logger(label: "notifywatch.sources") { _ in SwiftLogNoOpLogHandler() }
-        let sources = SourceCatalog.make(
-            SourceCatalog.names, bus: bus, buses: SourceCatalog.Buses(system: systemBus, session: sessionBus),
-            logger: quiet)
+        let sources = SourceCatalog.make(SourceCatalog.sourceNames, bus: bus, buses: buses, logger: quiet)
         let out = OutputStream(fd: 1, lineBuffered: true)
         var encoder = ContractLineEncoder()
         let statuses = await withThrowingTaskGroup(of: Void.self) { group -> [SourceStatus] in

@@ -50,19 +50,9 @@ struct Watch: AsyncParsableCommand {
     @Flag(help: "Do not print the current values at start.")
     var noInitial = false
 
-    @Option(
-        name: .customLong("source"), help: "Run only this source (repeatable): \(SourceCatalog.names.joined(separator: ", ")).",
-        completion: .list(SourceCatalog.names))
-    var onlySources: [String] = []
+    @OptionGroup var sources: SourceSelectionOptions<SourceCatalog>
 
-    @Option(name: .customLong("no-source"), help: "Do not run this source (repeatable).", completion: .list(SourceCatalog.names))
-    var exceptSources: [String] = []
-
-    @Option(name: .customLong("system-bus"), help: "D-Bus system bus address (default: $DBUS_SYSTEM_BUS_ADDRESS).")
-    var systemBus: String?
-
-    @Option(name: .customLong("session-bus"), help: "D-Bus session bus address (default: $DBUS_SESSION_BUS_ADDRESS).")
-    var sessionBus: String?
+    @OptionGroup var buses: BusAddressOptions<SourceCatalog>
 
     @Option(help: "Also write an event log of everything published, and the suspends and resumes, to FILE.")
     var record: String?
@@ -104,17 +94,14 @@ struct Watch: AsyncParsableCommand {
         if record == "-" {
             throw ValidationError("--record needs a file: standard output carries what is watched")
         }
-        do { _ = try SourceCatalog.select(only: onlySources, except: exceptSources) } catch {
-            throw ValidationError("\(error)")
-        }
         do {
             if try fleet.fleet(patterns: patterns) != nil {
                 // What applies to this machine's sources and bus only: a fleet watch holds one
                 // line per host and key (policy latest) and always prints the current values.
                 let local: [(String, Bool)] = [
-                    ("--daemon", daemon), ("--record", record != nil), ("--source", !onlySources.isEmpty),
-                    ("--no-source", !exceptSources.isEmpty), ("--system-bus", systemBus != nil),
-                    ("--session-bus", sessionBus != nil), ("--policy", policy != .latest),
+                    ("--daemon", daemon), ("--record", record != nil), ("--source", !sources.onlySources.isEmpty),
+                    ("--no-source", !sources.exceptSources.isEmpty), ("--system-bus", buses.systemBus != nil),
+                    ("--session-bus", buses.sessionBus != nil), ("--policy", policy != .latest),
                     ("--limit", limit != NotificationBus.defaultLimit), ("--no-initial", noInitial),
                     ("--exit-if-unavailable", exitIfUnavailable),
                 ]
@@ -128,7 +115,7 @@ struct Watch: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let names = try SourceCatalog.select(only: onlySources, except: exceptSources)
+        let names = self.sources.selected
         let bus = NotificationBus()
         let origin = WallTime.now()
         let useColor = color == .always
@@ -165,7 +152,7 @@ struct Watch: AsyncParsableCommand {
         if daemon {
             let watch = DaemonWatch(
                 patterns: patterns.isEmpty ? [.all] : patterns.map { KeyPattern($0) }, policy: policy, limit: limit,
-                initial: noInitial ? .none : .current, sessionBus: sessionBus, exitIfUnavailable: exitIfUnavailable)
+                initial: noInitial ? .none : .current, sessionBus: buses.sessionBus, exitIfUnavailable: exitIfUnavailable)
             let code = await watch.run(output: output, listener: listener)
             await loop.shutdown()
             if code != 0 { throw ExitCode(code) }
@@ -174,8 +161,7 @@ struct Watch: AsyncParsableCommand {
         // What the sources skip (wrong types, malformed signals), on stderr as it happens.
         let logLevel = self.logLevel
         let logger = Logger(label: "notifywatch.sources") { _ in StandardErrorLogHandler(program: "notifywatch", logLevel: logLevel) }
-        let sources = SourceCatalog.make(
-            names, bus: bus, buses: SourceCatalog.Buses(system: systemBus, session: sessionBus), logger: logger)
+        let sources = SourceCatalog.make(names, bus: bus, buses: buses, logger: logger)
 
         let exitCode: Int32 = await withTaskGroup(of: Void.self) { group in
             for source in sources {
