@@ -4,7 +4,7 @@ import NotifyBusLifecycle
 /// `--freeze-background [--freeze-delay SECONDS] [--freeze-exempt APP_ID]... [--freeze-config FILE]
 /// [--toplevels auto|sway|wlr]` and `--thaw-all` (specification: Freezing background apps).
 /// Malformed values exit 64 whether or not `--freeze-background` is given.
-struct LifecycleOptions: ParsableArguments {
+struct LifecycleOptions: ConfigurationOptions {
     @Flag(name: .customLong("freeze-background"), help: "Freeze the cgroups of apps whose windows stay in the background, and thaw them when focused.")
     var freezeBackground = false
 
@@ -27,14 +27,6 @@ struct LifecycleOptions: ParsableArguments {
 
     @Flag(name: .customLong("thaw-all"), help: "Thaw every cgroup listed in $XDG_RUNTIME_DIR/notifybus/frozen, empty it, and exit.")
     var thawAll = false
-
-    func validate() throws {
-        do {
-            _ = try configuration()
-        } catch {
-            throw ValidationError(error.description)
-        }
-    }
 
     /// The lifecycle's configuration: the file's, then the options over it; `nil` without
     /// `--freeze-background`.

@@ -4,7 +4,7 @@ import NotifyBusMQTT
 
 /// `--mqtt URL [--mqtt-config FILE] [--mqtt-prefix P] [--mqtt-host-id ID] [--mqtt-pattern PATTERN]...`
 /// (specification: Publishing a fleet to MQTT): the broker the daemon also publishes its bus to.
-struct MQTTOptions: ParsableArguments {
+struct MQTTOptions: ConfigurationOptions {
     @OptionGroup var broker: MQTTBrokerOptions<Help>
 
     @Option(name: .customLong("mqtt-host-id"), help: ArgumentHelp(
@@ -20,14 +20,6 @@ struct MQTTOptions: ParsableArguments {
         static let url = "Also publish the bus to this MQTT broker: mqtt://HOST[:PORT] or mqtts://HOST[:PORT] (TLS)."
         static let configFile = "A file of key = value lines: username, password, ca-file, cert-file, key-file, keepalive, client-id."
         static let prefix = "The first topic levels (default: notifybus)."
-    }
-
-    func validate() throws {
-        do {
-            _ = try configuration()
-        } catch {
-            throw ValidationError(error.message)
-        }
     }
 
     /// The link's configuration, or `nil` without `--mqtt`.
