@@ -88,8 +88,19 @@ extension DBusConnection {
         path: ObjectPath, interface: InterfaceName, member: MemberName, arguments: [DBusValue] = [],
         destination: BusName? = nil
     ) throws(DBusError) {
+        try emitSignal(path: path, interface: interface, member: member, destination: destination) {
+            (message) throws(DBusError) in try message.append(arguments)
+        }
+    }
+
+    /// Emits a signal whose arguments `append` writes into it: broadcast, or unicast to
+    /// `destination`.
+    func emitSignal(
+        path: ObjectPath, interface: InterfaceName, member: MemberName, destination: BusName?,
+        appending append: (DBusMessage) throws(DBusError) -> Void
+    ) throws(DBusError) {
         let message = try DBusMessage.signal(path: path, interface: interface, member: member, destination: destination)
-        try message.append(arguments)
+        try append(message)
         guard let link, isConnected else { throw .disconnected() }
         try link.send(message)
     }

@@ -50,9 +50,8 @@ extension DBusConnection {
         path: ObjectPath, interface: InterfaceName, member: MemberName, vardicts: [[(String, DBusValue)]],
         destination: BusName? = nil
     ) throws(DBusError) {
-        let message = try DBusMessage.signal(path: path, interface: interface, member: member, destination: destination)
-        try message.appendVardicts(vardicts)
-        guard let link, isConnected else { throw .disconnected() }
-        try link.send(message)
+        try emitSignal(path: path, interface: interface, member: member, destination: destination) {
+            (message) throws(DBusError) in try message.appendVardicts(vardicts)
+        }
     }
 }
