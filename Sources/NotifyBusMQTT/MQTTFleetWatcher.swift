@@ -49,12 +49,12 @@ public final class MQTTFleetWatcher: Sendable {
 }
 
 /// The watcher's connection on the loop: one `MosquittoClient` per attempt.
-final class FleetConnection: BrokerHostResolving {
+final class FleetConnection: BrokerHostResolving, BrokerClientOwner {
     private let broker: MQTTBrokerSettings
     private var reader: FleetReader
     unowned let context: LoopContext
     private let onEvent: @Sendable (FleetEvent) -> Void
-    private var client: MosquittoClient?
+    var client: MosquittoClient?
     private var retryTimer: LoopTimer?
     private var failures = 0
     private var lastStatus: FleetEvent?
@@ -109,18 +109,10 @@ final class FleetConnection: BrokerHostResolving {
             clientID: clientID, cleanSession: true, will: nil, protocolVersion: protocolVersion)
         // Whoever publishes under the prefix: an MQTT 5 broker sends nothing larger than this.
         configuration.maximumPacketSize = FleetReader.maximumMessageBytes + 65_536
-        do {
-            let client = try MosquittoClient(configuration: configuration, context: context) { [weak self] event in
-                self?.handle(event)
-            }
-            self.client = client
-            try client.connect()
-        } catch {
-            lost("\(broker.url): \(error.reason)")
-        }
+        openClient(configuration, url: broker.url)
     }
 
-    private func handle(_ event: MosquittoClient.Event) {
+    func handle(_ event: MosquittoClient.Event) {
         switch event {
         case .connected:
             failures = 0
@@ -151,7 +143,7 @@ final class FleetConnection: BrokerHostResolving {
         }
     }
 
-    private func lost(_ reason: String) {
+    func lost(_ reason: String) {
         client?.close()
         client = nil
         guard !closed else { return }

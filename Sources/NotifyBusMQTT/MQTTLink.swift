@@ -9,7 +9,7 @@ import SystemSupport
 /// (a new one per connection attempt), the bus subscription and loop timers.
 ///
 /// Lives on the loop thread only (in the loop's storage, under `MQTTLinkService`'s key).
-final class MQTTLink: BrokerHostResolving {
+final class MQTTLink: BrokerHostResolving, BrokerClientOwner {
     let configuration: MQTTLinkConfiguration
     let bus: NotificationBus
     unowned let context: LoopContext
@@ -22,7 +22,7 @@ final class MQTTLink: BrokerHostResolving {
     /// The wall-clock time of the bus clock's zero, for the payloads' `time`.
     private let origin: WallTime
     private(set) var state = MQTTLinkState()
-    private var client: MosquittoClient?
+    var client: MosquittoClient?
     private var subscription: Subscription?
     private var retryTimer: LoopTimer?
     private var stopTimer: LoopTimer?
@@ -166,18 +166,10 @@ final class MQTTLink: BrokerHostResolving {
     /// Connects once the name resolves (libmosquitto resolves it again, and tries each of its
     /// addresses).
     private func openConnection() {
-        do {
-            let client = try MosquittoClient(configuration: configuration.mosquittoConfiguration(protocolVersion), context: context) {
-                [weak self] event in self?.handle(event)
-            }
-            self.client = client
-            try client.connect()
-        } catch {
-            lost("\(configuration.broker.url): \(error.reason)")
-        }
+        openClient(configuration.mosquittoConfiguration(protocolVersion), url: configuration.broker.url)
     }
 
-    private func handle(_ event: MosquittoClient.Event) {
+    func handle(_ event: MosquittoClient.Event) {
         switch event {
         case .connected(let sessionPresent):
             run(state.handle(.connected(sessionPresent: sessionPresent)))
@@ -203,7 +195,7 @@ final class MQTTLink: BrokerHostResolving {
         }
     }
 
-    private func lost(_ reason: String) {
+    func lost(_ reason: String) {
         run(state.handle(.connectionLost(reason: reason, random: random())))
     }
 
