@@ -44,6 +44,8 @@ let package = Package(
         .executable(name: "notifybusd", targets: ["notifybusd"]),
     ],
     dependencies: [
+        // Tests/TestSupport's child processes (shared with the benchmark packages); nothing shipped uses it.
+        .package(path: "Packages/ChildProcess"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -160,7 +162,11 @@ let package = Package(
         // Tests. Debian packages they need: scripts/system-packages.txt.
         // Child processes, private buses, umockdev test beds and the real daemons, for every test target.
         .target(
-            name: "TestSupport", dependencies: ["NotifyBus", "NotifyBusSources", "DBus", .product(name: "Logging", package: "swift-log")],
+            name: "TestSupport",
+            dependencies: [
+                "NotifyBus", "NotifyBusSources", "DBus", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ChildProcess", package: "ChildProcess"),
+            ],
             path: "Tests/TestSupport", exclude: ["Fixtures"]),
         // Runs the power or display source in a child process under umockdev's LD_PRELOAD.
         .executableTarget(

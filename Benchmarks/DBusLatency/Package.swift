@@ -6,7 +6,7 @@ import PackageDescription
 
 let package = Package(
     name: "DBusLatency",
-    dependencies: [.package(name: "NotifyBus", path: "../..")],
+    dependencies: [.package(name: "NotifyBus", path: "../.."), .package(path: "../../Packages/ChildProcess")],
     targets: [
         .systemLibrary(name: "CDBusBare", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .executableTarget(
@@ -16,6 +16,7 @@ let package = Package(
                 .product(name: "DBus", package: "NotifyBus"),
                 .product(name: "EpollLoop", package: "NotifyBus"),
                 .product(name: "NotifyBus", package: "NotifyBus"),
+                .product(name: "ChildProcess", package: "ChildProcess"),
             ]
         ),
     ],

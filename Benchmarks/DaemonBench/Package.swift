@@ -15,11 +15,12 @@ let package = Package(
         // The raw libdbus client the daemon's benchmarks share (this package's and LifecycleBench).
         .library(name: "BenchDBus", targets: ["BenchDBus"]),
     ],
+    dependencies: [.package(path: "../../Packages/ChildProcess")],
     targets: [
         .systemLibrary(name: "CDBusRaw", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // A connection, messages and values of raw libdbus, and a portal stand-in on them.
         .target(name: "BenchDBus", dependencies: ["CDBusRaw"]),
-        .executableTarget(name: "DaemonBench", dependencies: ["BenchDBus", "CDBusRaw"]),
+        .executableTarget(name: "DaemonBench", dependencies: ["BenchDBus", "CDBusRaw", .product(name: "ChildProcess", package: "ChildProcess")]),
     ],
     swiftLanguageModes: [.v6]
 )

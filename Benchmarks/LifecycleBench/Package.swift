@@ -14,12 +14,14 @@ let package = Package(
     dependencies: [
         .package(name: "NotifyBus", path: "../.."),
         .package(name: "DaemonBench", path: "../DaemonBench"),
+        .package(path: "../../Packages/ChildProcess"),
     ],
     targets: [
         .executableTarget(
             name: "LifecycleBench",
             dependencies: [
                 .product(name: "BenchDBus", package: "DaemonBench"), .product(name: "NotifyBus", package: "NotifyBus"),
+                .product(name: "ChildProcess", package: "ChildProcess"),
             ]),
         .executableTarget(name: "FocusThaw"),
     ],

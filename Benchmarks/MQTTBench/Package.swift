@@ -12,6 +12,7 @@ let package = Package(
     dependencies: [
         .package(name: "NotifyBus", path: "../.."),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(path: "../../Packages/ChildProcess"),
     ],
     targets: [
         .executableTarget(
@@ -23,6 +24,7 @@ let package = Package(
                 .product(name: "EpollLoop", package: "NotifyBus"),
                 .product(name: "SystemSupport", package: "NotifyBus"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ChildProcess", package: "ChildProcess"),
             ]),
     ],
     swiftLanguageModes: [.v6]

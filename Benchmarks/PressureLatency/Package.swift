@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "NotifyBus", path: "../.."),
+        .package(path: "../../Packages/ChildProcess"),
     ],
     targets: [
         // The anchor (`poll`: one PSI trigger, poll() for POLLPRI) and the memory hog (`hog`), in C.
@@ -19,6 +20,7 @@ let package = Package(
             dependencies: [
                 .product(name: "NotifyBus", package: "NotifyBus"),
                 .product(name: "NotifyBusSources", package: "NotifyBus"),
+                .product(name: "ChildProcess", package: "ChildProcess"),
             ]
         ),
     ],

@@ -102,7 +102,7 @@ final class PressureWitness {
 
     init(file: String) throws {
         process = try ChildProcess(
-            executable: "/usr/bin/python3", arguments: [fixture("pressure_watch.py"), file], environment: environment(with: [:]))
+            executable: "/usr/bin/python3", arguments: [fixture("pressure_watch.py"), file], environment: ChildProcess.environment(with: [:]))
         guard let line = process.readLine(timeout: patience), (try? JSONValue(parsing: line))?["armed"] == true else {
             throw HarnessError("pressure_watch.py did not arm its triggers")
         }
@@ -231,7 +231,7 @@ struct MemoryPressureSourceTests {
         let load = try ChildProcess(
             executable: "/usr/bin/python3",
             arguments: [fixture("memory_load.py"), groups.directory + "/data", "6"] + groups.procsFiles,
-            environment: environment(with: [:]))
+            environment: ChildProcess.environment(with: [:]))
         #expect(load.readLine(timeout: .seconds(30)) == "ready")
         load.send("go")
         #expect(load.readLine(timeout: patience) == "loading")

@@ -13,8 +13,8 @@ private let testPath: ObjectPath = "/org/notifybus/Test"
 private let mockInterface: InterfaceName = "org.freedesktop.DBus.Mock"
 
 /// A plain python-dbusmock object (`python3 -m dbusmock NAME PATH INTERFACE`) we add methods to.
-private func plainMock(on bus: PrivateBus) async throws -> Spawned {
-    let process = try Spawned(
+private func plainMock(on bus: PrivateBus) async throws -> ChildProcess {
+    let process = try ChildProcess(
         "/usr/bin/python3", ["-m", "dbusmock", "--system", testName.rawValue, testPath.rawValue, testName.rawValue],
         environment: bus.environment(extra: ["PYTHONDONTWRITEBYTECODE": "1"]), log: "\(bus.directory)/plain-mock.log")
     try await bus.waitForOwner(of: testName.rawValue)

@@ -23,8 +23,8 @@ private enum Told: Sendable, Hashable {
 }
 
 /// A python-dbusmock object named `name` with the properties `Level` and `Name`.
-private func startMock(on bus: PrivateBus, level: Double = 0.5) async throws -> Spawned {
-    let process = try Spawned(
+private func startMock(on bus: PrivateBus, level: Double = 0.5) async throws -> ChildProcess {
+    let process = try ChildProcess(
         "/usr/bin/python3", ["-m", "dbusmock", "--system", name.rawValue, path.rawValue, interface.rawValue],
         environment: bus.environment(extra: ["PYTHONDONTWRITEBYTECODE": "1"]), log: "\(bus.directory)/proxied.log")
     try await bus.waitForOwner(of: name.rawValue)

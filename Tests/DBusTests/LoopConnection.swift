@@ -93,7 +93,7 @@ func runPython(_ script: String, _ arguments: [String], bus: PrivateBus, timeout
     let child = try ChildProcess(
         executable: "/usr/bin/python3", arguments: [path] + arguments,
         environment: bus.environment(extra: ["PYTHONDONTWRITEBYTECODE": "1"]),
-        standardError: "\(bus.directory)/python.log")
+        standardError: .append("\(bus.directory)/python.log"))
     var lines: [String] = []
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline, let line = child.readLine(timeout: deadline - ContinuousClock.now) {

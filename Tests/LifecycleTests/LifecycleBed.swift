@@ -84,7 +84,7 @@ final class LifecycleBed {
         watcher = nil
         let status = daemon?.daemon.terminate(signal: signal)
         daemon = nil
-        return status.flatMap(exitStatus(ofWaitStatus:))
+        return status.flatMap(ChildProcess.exitStatus(ofWaitStatus:))
     }
 
     /// Everything stopped, thawed and removed.

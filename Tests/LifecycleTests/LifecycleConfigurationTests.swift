@@ -77,9 +77,9 @@ import Glibc
     func badOptionsExit64NamingWhatIsWrong(arguments: [String], expected: String) async throws {
         let log = try makeTemporaryFile("notifybusd-options")
         defer { unlink(log) }
-        let daemon = try Spawned(Paths.notifybusd, arguments, environment: ["PATH": "/usr/bin:/bin"], log: log)
+        let daemon = try ChildProcess(Paths.notifybusd, arguments, environment: ["PATH": "/usr/bin:/bin"], log: log)
         let status = await daemon.exit(within: .seconds(20))
-        #expect(status.flatMap(exitStatus(ofWaitStatus:)) == 64)
+        #expect(status.flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 64)
         #expect(readFile(log)?.contains(expected) == true, "\(readFile(log) ?? "")")
     }
 
@@ -89,8 +89,8 @@ import Glibc
         try writeFile(config, "delay = 20\nexmept = org.example.A\n")
         let log = try makeTemporaryFile("notifybusd-options")
         defer { unlink(log) }
-        let daemon = try Spawned(Paths.notifybusd, ["--freeze-config", config], environment: ["PATH": "/usr/bin:/bin"], log: log)
-        #expect(await daemon.exit(within: .seconds(20)).flatMap(exitStatus(ofWaitStatus:)) == 64)
+        let daemon = try ChildProcess(Paths.notifybusd, ["--freeze-config", config], environment: ["PATH": "/usr/bin:/bin"], log: log)
+        #expect(await daemon.exit(within: .seconds(20)).flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 64)
         #expect(readFile(log)?.contains("\(config):2: unknown key \"exmept\"") == true, "\(readFile(log) ?? "")")
     }
 }

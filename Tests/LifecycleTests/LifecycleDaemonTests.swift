@@ -96,7 +96,7 @@ import Glibc
         }
         // Through attempts at 1 s and 2 s after the first: each may hold the loop 200 ms.
         #expect(slowest < .milliseconds(750), "slowest Get of Version: \(slowest)")
-        #expect(bed.daemon.terminate().flatMap(exitStatus(ofWaitStatus:)) == 0)
+        #expect(bed.daemon.terminate().flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 0)
     }
 
     @Test func aKilledDaemonsFreezesAreThawedAtTheNextStartEvenWithoutTheFeature() async throws {
@@ -113,7 +113,7 @@ import Glibc
         let daemon = try await DaemonBed(environment: ["XDG_RUNTIME_DIR": bed.runtime])
         #expect(!scopeA.isFrozen)
         #expect(bed.listed.isEmpty)
-        #expect(daemon.daemon.terminate().flatMap(exitStatus(ofWaitStatus:)) == 0)
+        #expect(daemon.daemon.terminate().flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 0)
     }
 
     @Test func thawAllThawsWhatIsListedAndExits() async throws {
@@ -127,8 +127,8 @@ import Glibc
         #expect(scopeA.isFrozen)
         let log = try makeTemporaryFile("thaw-all")
         defer { unlink(log) }
-        let thaw = try Spawned(Paths.notifybusd, ["--thaw-all"], environment: ["XDG_RUNTIME_DIR": bed.runtime], log: log)
-        #expect(await thaw.exit(within: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0, "\(readFile(log) ?? "")")
+        let thaw = try ChildProcess(Paths.notifybusd, ["--thaw-all"], environment: ["XDG_RUNTIME_DIR": bed.runtime], log: log)
+        #expect(await thaw.exit(within: .seconds(10)).flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 0, "\(readFile(log) ?? "")")
         #expect(!scopeA.isFrozen)
         #expect(bed.listed.isEmpty)
     }

@@ -157,12 +157,12 @@ func contextSwitches(of pid: Int32) -> Int? {
 final class EventsMonitor {
     let log: String
     let path: String
-    private let process: Spawned
+    private let process: ChildProcess
 
     init(bus: PrivateBus, path: String) throws {
         self.path = path
         log = try makeTemporaryFile("events-monitor")
-        process = try Spawned(
+        process = try ChildProcess(
             "/usr/bin/dbus-monitor",
             ["--address", bus.address, "type='signal',interface='org.notifybus.Subscription1',member='Events',path='\(path)'"],
             environment: ["PATH": "/usr/bin:/bin"], log: log)

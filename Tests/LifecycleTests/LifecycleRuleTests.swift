@@ -657,8 +657,8 @@ func cgroupIsFrozen(_ directory: String) -> Bool {
 
 /// `python3 -m dbusmock --session` with `arguments`, started inside the cgroup `directory`, owning
 /// `name` on `bus` (its `NOTIFYBUS_MOCK_BUS_NAME`); returns once it owns the name.
-func startMock(on bus: PrivateBus, in directory: String, name: String, arguments: [String]) async throws -> Spawned {
-    let process = try Spawned(
+func startMock(on bus: PrivateBus, in directory: String, name: String, arguments: [String]) async throws -> ChildProcess {
+    let process = try ChildProcess(
         "/bin/sh", ["-c", "echo $$ > '\(directory)/cgroup.procs' && exec \"$@\"", "sh", "/usr/bin/python3", "-m", "dbusmock", "--session"] + arguments,
         environment: bus.environment(extra: ["PYTHONDONTWRITEBYTECODE": "1", "NOTIFYBUS_MOCK_BUS_NAME": name]),
         log: "\(bus.directory)/mock-\(name).log")

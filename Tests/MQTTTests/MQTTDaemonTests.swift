@@ -36,7 +36,7 @@ import Glibc
             (try? await broker.retained("fleet/kiosks/#"))?.payload(topic)?.value == "portal"
         })
         let status = bed.daemon.terminate(signal: SIGTERM)
-        #expect(status.flatMap(exitStatus(ofWaitStatus:)) == 0)
+        #expect(status.flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 0)
         #expect(try await broker.retained(Self.online)[Self.online] == "false")
     }
 
@@ -65,9 +65,9 @@ import Glibc
     func badMQTTOptionsExit64NamingWhatIsWrong(arguments: [String], expected: String) async throws {
         let log = try makeTemporaryFile("notifybusd-options")
         defer { unlink(log) }
-        let daemon = try Spawned(Paths.notifybusd, arguments, environment: environment(with: [:]), log: log)
+        let daemon = try ChildProcess(Paths.notifybusd, arguments, environment: ChildProcess.environment(with: [:]), log: log)
         let status = await daemon.exit(within: .seconds(20))
-        #expect(status.flatMap(exitStatus(ofWaitStatus:)) == 64)
+        #expect(status.flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 64)
         #expect(readFile(log)?.contains(expected) == true, "\(readFile(log) ?? "")")
     }
 
@@ -77,9 +77,9 @@ import Glibc
         try writeFile(config, "username = kiosk\npasword = typo\n")
         let log = try makeTemporaryFile("notifybusd-options")
         defer { unlink(log) }
-        let daemon = try Spawned(
-            Paths.notifybusd, ["--mqtt", "mqtt://broker", "--mqtt-config", config], environment: environment(with: [:]), log: log)
-        #expect(await daemon.exit(within: .seconds(20)).flatMap(exitStatus(ofWaitStatus:)) == 64)
+        let daemon = try ChildProcess(
+            Paths.notifybusd, ["--mqtt", "mqtt://broker", "--mqtt-config", config], environment: ChildProcess.environment(with: [:]), log: log)
+        #expect(await daemon.exit(within: .seconds(20)).flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 64)
         #expect(readFile(log)?.contains("unknown key \"pasword\"") == true, "\(readFile(log) ?? "")")
     }
 }

@@ -20,7 +20,7 @@ import Glibc
         let broker = try await MosquittoBroker()
         let proxy = try ChildProcess(
             executable: "/usr/bin/python3", arguments: [Self.proxyScript, "\(broker.port)"],
-            environment: environment(with: [:]))
+            environment: ChildProcess.environment(with: [:]))
         let port = try #require(proxy.readLine(timeout: .seconds(10)))
         let bus = NotificationBus()
         bus.publish("k", 1)

@@ -12,8 +12,8 @@ import Glibc
     func watch(_ broker: any TestBroker, _ arguments: [String], url: String? = nil) throws -> ChildProcess {
         try ChildProcess(
             executable: Paths.executable("notifywatch"),
-            arguments: ["--mqtt", url ?? broker.url, "--mqtt-prefix", "nb"] + arguments, environment: environment(with: [:]),
-            standardError: "\(broker.directory)/notifywatch.log")
+            arguments: ["--mqtt", url ?? broker.url, "--mqtt-prefix", "nb"] + arguments, environment: ChildProcess.environment(with: [:]),
+            standardError: .append("\(broker.directory)/notifywatch.log"))
     }
 
     /// Lines until one satisfies `predicate` (included), parsed; `nil` on timeout.
@@ -67,7 +67,7 @@ import Glibc
         let offline = lines(of: watcher) { $0["source"] == "host:kiosk-2" }?.last
         #expect(offline?["status"] == "unavailable" && offline?["reason"] == "offline")
         kill(watcher.pid, SIGTERM)
-        #expect(watcher.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
+        #expect(watcher.waitForExit(timeout: .seconds(10)).flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 0)
         await one.shutdown()
     }
 
@@ -102,7 +102,7 @@ import Glibc
         // The watcher's refusal of MQTT 5 is not reported as the broker being unavailable.
         #expect(seen?.contains { $0["source"] == "mqtt" && $0["status"] != "running" } == false, "\(seen ?? [])")
         kill(watcher.pid, SIGTERM)
-        #expect(watcher.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
+        #expect(watcher.waitForExit(timeout: .seconds(10)).flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 0)
         await link.shutdown()
     }
 
@@ -131,7 +131,7 @@ import Glibc
         let level = flush?.first { $0["key"] == "battery/BAT0/level" }
         #expect(level?["value"] == 0.47 && level?["coalesced"] == 3 && level?["previous"] == 0.5, "\(flush ?? [])")
         kill(watcher.pid, SIGTERM)
-        #expect(watcher.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
+        #expect(watcher.waitForExit(timeout: .seconds(10)).flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 0)
         await link.shutdown()
     }
 
@@ -158,8 +158,8 @@ import Glibc
     func expectRefusal(of arguments: [String], saying expected: String) async throws {
         let log = try makeTemporaryFile("notifywatch-options")
         defer { unlink(log) }
-        let watcher = try Spawned(Paths.executable("notifywatch"), arguments, environment: environment(with: [:]), log: log)
-        #expect(await watcher.exit(within: .seconds(20)).flatMap(exitStatus(ofWaitStatus:)) == 64)
+        let watcher = try ChildProcess(Paths.executable("notifywatch"), arguments, environment: ChildProcess.environment(with: [:]), log: log)
+        #expect(await watcher.exit(within: .seconds(20)).flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 64)
         #expect(readFile(log)?.contains(expected) == true, "\(readFile(log) ?? "")")
     }
 
@@ -175,7 +175,7 @@ import Glibc
         let seen = lines(of: watcher) { $0["type"] == "notification" }
         #expect(seen?.last?["host"] == "kiosk-4" && seen?.last?["value"] == true, "\(seen ?? [])")
         kill(watcher.pid, SIGTERM)
-        #expect(watcher.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
+        #expect(watcher.waitForExit(timeout: .seconds(10)).flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 0)
         // A wrong password: the broker's refusal, as the `mqtt` source's reason.
         let bad = "\(broker.directory)/wrong.conf"
         try writeFile(bad, "username = ops\npassword = guess\n")
@@ -184,7 +184,7 @@ import Glibc
         #expect(status?["status"] == "unavailable", "\(String(describing: status))")
         #expect(status?["reason"]?.stringValue?.lowercased().contains("not authori") == true, "\(String(describing: status))")
         kill(refused.pid, SIGTERM)
-        #expect(refused.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
+        #expect(refused.waitForExit(timeout: .seconds(10)).flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 0)
         await link.shutdown()
     }
 
@@ -205,6 +205,6 @@ import Glibc
         let kib = rss.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? .max
         #expect(kib < 64 << 10, "\(String(describing: rss))")
         kill(watcher.pid, SIGTERM)
-        #expect(watcher.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
+        #expect(watcher.waitForExit(timeout: .seconds(10)).flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 0)
     }
 }

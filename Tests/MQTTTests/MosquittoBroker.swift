@@ -48,7 +48,7 @@ final class MosquittoBroker: TestBroker {
         case .anonymous:
             lines.append("allow_anonymous true")
         case .password(let user, let password):
-            _ = try await runCommand("/usr/bin/mosquitto_passwd", ["-b", "-c", "\(directory)/passwd", user, password], environment: environment(with: [:]))
+            _ = try await runCommand("/usr/bin/mosquitto_passwd", ["-b", "-c", "\(directory)/passwd", user, password], environment: ChildProcess.environment(with: [:]))
             lines += ["allow_anonymous false", "password_file \(directory)/passwd"]
         case .tls, .clientCertificate:
             try await makeCertificates(in: directory)
@@ -137,7 +137,7 @@ final class BrokerProcess: Sendable {
     let arguments: [String]
     let port: Int
     let log: String
-    private let process = Mutex<Spawned?>(nil)
+    private let process = Mutex<ChildProcess?>(nil)
 
     init(_ executable: String, _ arguments: [String], port: Int, log: String) {
         self.executable = executable
@@ -150,7 +150,7 @@ final class BrokerProcess: Sendable {
 
     /// Starts it and waits until it accepts connections.
     func start() async throws {
-        let spawned = try Spawned(executable, arguments, environment: environment(with: [:]), log: log)
+        let spawned = try ChildProcess(executable, arguments, environment: ChildProcess.environment(with: [:]), log: log)
         process.withLock { $0 = spawned }
         let port = self.port
         guard await eventually(timeout: .seconds(20), { canConnect(port: port) }) else {
@@ -195,7 +195,7 @@ struct Received: Sendable, Hashable, CustomStringConvertible {
 func runTolerant(_ executable: String, _ arguments: [String]) async throws -> String {
     let log = try makeTemporaryFile("notifybus-command")
     defer { unlink(log) }
-    let process = try Spawned(executable, arguments, environment: environment(with: [:]), log: log)
+    let process = try ChildProcess(executable, arguments, environment: ChildProcess.environment(with: [:]), log: log)
     _ = await process.exit(within: .seconds(30)) ?? process.terminate(signal: SIGKILL)
     return readFile(log) ?? ""
 }
@@ -203,7 +203,7 @@ func runTolerant(_ executable: String, _ arguments: [String]) async throws -> St
 /// A CA, a server certificate it signed for 127.0.0.1 and localhost, and a client certificate
 /// it signed, made with openssl.
 private func makeCertificates(in directory: String) async throws {
-    let env = environment(with: [:])
+    let env = ChildProcess.environment(with: [:])
     let openssl = "/usr/bin/openssl"
     _ = try await runCommand(openssl, [
         "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=NotifyBus test CA",

@@ -199,13 +199,13 @@ struct DaemonServiceTests {
 
     @Test func theNameIsOwnedOnceAndSIGTERMExitsZero() async throws {
         let bed = try await DaemonBed()
-        let second = try Spawned(
+        let second = try ChildProcess(
             Paths.notifybusd,
             ["--session-bus", bed.session.address, "--system-bus", bed.system.address, "--source", "network"],
             environment: bed.session.environment(), log: "\(bed.session.directory)/second.log")
-        #expect(await second.exit(within: .seconds(20)).flatMap(exitStatus(ofWaitStatus:)) == 1)
+        #expect(await second.exit(within: .seconds(20)).flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 1)
         #expect(readFile("\(bed.session.directory)/second.log")?.contains("already owned") == true)
-        #expect(bed.daemon.terminate(signal: SIGTERM, timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
+        #expect(bed.daemon.terminate(signal: SIGTERM, timeout: .seconds(10)).flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 0)
     }
 }
 

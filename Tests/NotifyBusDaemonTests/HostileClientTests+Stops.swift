@@ -76,7 +76,7 @@ extension HostileClientTests {
         let scope = try cgroups.make("app-test-\(getpid()).scope")
         let directory = try cgroups.directory(scope)
         let socket = bed.session.directory + "/proxy_socket"
-        let proxy = try Spawned(
+        let proxy = try ChildProcess(
             "/bin/sh",
             ["-c", "echo $$ > \"$1/cgroup.procs\" && exec /usr/bin/xdg-dbus-proxy \"$2\" \"$3\" --filter --talk=org.notifybus.Bus1",
              "sh", directory, bed.session.address, socket],

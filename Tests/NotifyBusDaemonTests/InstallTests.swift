@@ -16,7 +16,7 @@ struct InstallTests {
         let script = Paths.fixtures + "/../../../scripts/install"
         _ = try await runCommand(
             "/bin/bash", [script, "--prefix", prefix, "--build-dir", Paths.buildDirectory],
-            environment: environment(with: [:]), timeout: .seconds(120))
+            environment: ChildProcess.environment(with: [:]), timeout: .seconds(120))
         for file in [
             "bin/notifybusd", "bin/notifywatch", "lib/systemd/user/notifybusd.service",
             "share/bash-completion/completions/notifywatch", "share/zsh/site-functions/_notifybusd",

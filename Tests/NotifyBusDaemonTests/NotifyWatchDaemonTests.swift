@@ -36,7 +36,7 @@ struct NotifyWatchDaemonTests {
         #expect(flush[1]["coalesced"] == 2)
 
         kill(watch.pid, SIGTERM)
-        #expect(watch.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
+        #expect(watch.waitForExit(timeout: .seconds(10)).flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 0)
     }
 
     @Test(.enabled(if: FreezerEnvironment.testsRun)) func aFrozenWatcherPrintsTheSuspensionAndTheFlushAfterTheThaw() async throws {
@@ -58,7 +58,7 @@ struct NotifyWatchDaemonTests {
         #expect(lines.map(\.type) == ["suspended", "resumed", "notification"])
         #expect(lines.last?["coalesced"] == 4)
         kill(watch.pid, SIGTERM)
-        #expect(watch.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
+        #expect(watch.waitForExit(timeout: .seconds(10)).flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 0)
     }
 
     /// Ctrl-Z prints `suspended` before the process stops, also after the daemon itself suspended
@@ -86,15 +86,15 @@ struct NotifyWatchDaemonTests {
         let resumed = bed.lines(of: watch, until: isNotification("network/connectivity", "portal"))
         #expect(resumed?.map(\.type) == ["resumed", "notification"], "\(resumed ?? [])")
         kill(watch.pid, SIGTERM)
-        #expect(watch.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
+        #expect(watch.waitForExit(timeout: .seconds(10)).flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 0)
     }
 
     @Test func withoutADaemonItExits69() async throws {
         let bus = try PrivateBus(.session)
         let watch = try ChildProcess(
             executable: Paths.executable("notifywatch"), arguments: ["--daemon", "--json", "--session-bus", bus.address],
-            environment: bus.environment(), standardError: "\(bus.directory)/notifywatch.log")
-        #expect(watch.waitForExit(timeout: .seconds(20)).flatMap(exitStatus(ofWaitStatus:)) == 69)
+            environment: bus.environment(), standardError: .append("\(bus.directory)/notifywatch.log"))
+        #expect(watch.waitForExit(timeout: .seconds(20)).flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 69)
         #expect(readFile("\(bus.directory)/notifywatch.log")?.contains("no notifybusd") == true)
     }
 
@@ -103,11 +103,11 @@ struct NotifyWatchDaemonTests {
         try await bus.installService(name: "org.notifybus.Bus1", exec: "\(Paths.notifybusd) --source time")
         let watch = try ChildProcess(
             executable: Paths.executable("notifywatch"), arguments: ["--daemon", "--json", "--session-bus", bus.address],
-            environment: bus.environment(), standardError: "\(bus.directory)/notifywatch.log")
+            environment: bus.environment(), standardError: .append("\(bus.directory)/notifywatch.log"))
         let first = watch.readLine(timeout: .seconds(30)).flatMap { try? JSONValue(parsing: $0) }
         #expect(first?.type == "source" && first?["source"] == "time", "\(readFile("\(bus.directory)/notifywatch.log") ?? "")")
         kill(watch.pid, SIGTERM)
-        #expect(watch.waitForExit(timeout: .seconds(10)).flatMap(exitStatus(ofWaitStatus:)) == 0)
+        #expect(watch.waitForExit(timeout: .seconds(10)).flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 0)
 
         let client = try DBusClient(address: bus.dbusAddress)
         try await client.waitUntilConnected()
@@ -124,8 +124,8 @@ struct NotifyWatchDaemonTests {
         let bus = try PrivateBus(.session)
         let watch = try ChildProcess(
             executable: Paths.executable("notifywatch"), arguments: ["--daemon", "--record", "/tmp/x.jsonl"],
-            environment: bus.environment(), standardError: "\(bus.directory)/notifywatch.log")
-        let status = watch.waitForExit(timeout: .seconds(20)).flatMap(exitStatus(ofWaitStatus:))
+            environment: bus.environment(), standardError: .append("\(bus.directory)/notifywatch.log"))
+        let status = watch.waitForExit(timeout: .seconds(20)).flatMap(ChildProcess.exitStatus(ofWaitStatus:))
         #expect(status != nil && status != 0)
         #expect(readFile("\(bus.directory)/notifywatch.log")?.contains("--record") == true)
     }

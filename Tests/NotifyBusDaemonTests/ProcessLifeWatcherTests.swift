@@ -22,7 +22,7 @@ struct ProcessLifeWatcherTests {
 
     @Test func aStopIsNoticedByCheckAndItsEndByThePoll() async throws {
         let harness = try WatcherHarness(mounts: [])
-        let sleeper = try Spawned("/bin/sleep", ["600"], environment: environment(with: [:]), log: "/dev/null")
+        let sleeper = try ChildProcess("/bin/sleep", ["600"], environment: ChildProcess.environment(with: [:]), log: "/dev/null")
         defer { sleeper.terminate(signal: SIGKILL) }
         let token = try await harness.follow(pid: sleeper.pid)
         #expect(try await harness.check(token))
@@ -47,7 +47,7 @@ struct ProcessLifeWatcherTests {
 
     @Test func aProcessIsReadOncePerRoundOfTheLoop() async throws {
         let harness = try WatcherHarness(mounts: [])
-        let sleeper = try Spawned("/bin/sleep", ["600"], environment: environment(with: [:]), log: "/dev/null")
+        let sleeper = try ChildProcess("/bin/sleep", ["600"], environment: ChildProcess.environment(with: [:]), log: "/dev/null")
         defer { sleeper.terminate(signal: SIGKILL) }
         let first = try await harness.follow(pid: sleeper.pid)
         let second = try await harness.follow(pid: sleeper.pid)
@@ -73,7 +73,7 @@ struct ProcessLifeWatcherTests {
 
     @Test func aProcessThatDiesWhileStoppedEndsThePoll() async throws {
         let harness = try WatcherHarness(mounts: [])
-        let sleeper = try Spawned("/bin/sleep", ["600"], environment: environment(with: [:]), log: "/dev/null")
+        let sleeper = try ChildProcess("/bin/sleep", ["600"], environment: ChildProcess.environment(with: [:]), log: "/dev/null")
         let token = try await harness.follow(pid: sleeper.pid)
         kill(sleeper.pid, SIGSTOP)
         #expect(await waitUntil(sleeper.pid, is: .stopped))
@@ -94,7 +94,7 @@ struct ProcessLifeWatcherTests {
     @Test func withoutACgroup2MountOnlyStopsAreFollowedAndThatIsSaidOnce() async throws {
         let log = LogRecorder()
         let harness = try WatcherHarness(mounts: [], logger: log.logger)
-        let sleeper = try Spawned("/bin/sleep", ["600"], environment: environment(with: [:]), log: "/dev/null")
+        let sleeper = try ChildProcess("/bin/sleep", ["600"], environment: ChildProcess.environment(with: [:]), log: "/dev/null")
         defer { sleeper.terminate(signal: SIGKILL) }
         let first = try await harness.follow(pid: sleeper.pid)
         _ = try await harness.follow(pid: getpid())
@@ -218,7 +218,7 @@ struct ProcessLifeWatcherTests {
         defer { cgroups.cleanUp() }
         let group = try cgroups.make()
         let inGroup = try cgroups.spawnSleeper(in: group)
-        let inRoot = try Spawned("/bin/sleep", ["600"], environment: environment(with: [:]), log: "/dev/null")
+        let inRoot = try ChildProcess("/bin/sleep", ["600"], environment: ChildProcess.environment(with: [:]), log: "/dev/null")
         defer { inRoot.terminate(signal: SIGKILL) }
         let harness = try WatcherHarness(mounts: [cgroups.mount])
         let tokens = [try await harness.follow(pid: inGroup.pid), try await harness.follow(pid: inRoot.pid)]

@@ -43,7 +43,7 @@ final class TestCgroups {
     let mount: CgroupMount
     /// The groups made, as paths in the hierarchy, in the order made.
     private var groups: [String] = []
-    private var processes: [(process: Spawned, original: String?)] = []
+    private var processes: [(process: ChildProcess, original: String?)] = []
     let name: String
 
     init(mount: CgroupMount) {
@@ -73,8 +73,8 @@ final class TestCgroups {
     }
 
     /// Starts `/bin/sleep 600` in `group`.
-    func spawnSleeper(in group: String) throws -> Spawned {
-        let process = try Spawned("/bin/sleep", ["600"], environment: environment(with: [:]), log: "/dev/null")
+    func spawnSleeper(in group: String) throws -> ChildProcess {
+        let process = try ChildProcess("/bin/sleep", ["600"], environment: ChildProcess.environment(with: [:]), log: "/dev/null")
         processes.append((process, ControlGroup.group(ofProcess: process.pid)))
         try writeFile(try directory(group) + "/cgroup.procs", "\(process.pid)")
         return process

@@ -12,11 +12,11 @@ struct CompletionTests {
     func sourceOptionsCompleteEverySourceName(shell: String) throws {
         for (tool, extra) in [(notifywatch, [String]()), (Paths.executable("notifybusd"), ["lifecycle"])] {
             let process = try ChildProcess(
-                executable: tool, arguments: ["--generate-completion-script", shell], environment: environment(with: [:]))
+                executable: tool, arguments: ["--generate-completion-script", shell], environment: ChildProcess.environment(with: [:]))
             process.closeInput()
             var script = ""
             while let line = process.readLine(timeout: patience) { script += line + "\n" }
-            #expect(process.waitForExit(timeout: patience).map(exitStatus(ofWaitStatus:)) == 0)
+            #expect(process.waitForExit(timeout: patience).map(ChildProcess.exitStatus(ofWaitStatus:)) == 0)
             // The list, as each shell writes one.
             let names = SystemSources.names + extra
             let list = switch shell {

@@ -9,7 +9,7 @@ import TestSupport
         let testbed = try Testbed.laptop()
         let app = try ChildProcess(
             executable: Paths.executable("LiveAppExample"), arguments: [],
-            environment: environment(with: ["LD_PRELOAD": Paths.preload, "UMOCKDEV_DIR": testbed.root]))
+            environment: ChildProcess.environment(with: ["LD_PRELOAD": Paths.preload, "UMOCKDEV_DIR": testbed.root]))
         defer { _ = app.waitForExit(timeout: patience) }
         func lines(until predicate: (String) -> Bool) -> [String] {
             var seen: [String] = []

@@ -101,8 +101,8 @@ final class Watcher {
         ]
         changes.merge(extra) { $1 }
         process = try ChildProcess(
-            executable: notifywatch, arguments: all, environment: environment(with: changes),
-            standardError: directory + "/stderr")
+            executable: notifywatch, arguments: all, environment: ChildProcess.environment(with: changes),
+            standardError: .append(directory + "/stderr"))
     }
 
     deinit {
@@ -229,7 +229,7 @@ final class Watcher {
             Issue.record("notifywatch did not exit", sourceLocation: sourceLocation)
             return nil
         }
-        return exitStatus(ofWaitStatus: status)
+        return ChildProcess.exitStatus(ofWaitStatus: status)
     }
 
     /// The recording's lines (the header first), as written so far.

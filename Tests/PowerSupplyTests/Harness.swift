@@ -56,8 +56,8 @@ final class Probe {
         var changes: [String: String?] = ["LD_PRELOAD": Paths.preload, "UMOCKDEV_DIR": testbed.root]
         changes.merge(extra) { $1 }
         process = try ChildProcess(
-            executable: Paths.probe, arguments: arguments, environment: environment(with: changes),
-            standardError: standardError)
+            executable: Paths.probe, arguments: arguments, environment: ChildProcess.environment(with: changes),
+            standardError: .append(standardError))
     }
 
     deinit {

@@ -59,7 +59,7 @@ final class NotifyWatchRun {
         do {
             process = try ChildProcess(
                 executable: Self.executable, arguments: arguments + ["--json", "--record", recording],
-                environment: TestSupport.environment(with: changes), standardError: directory + "/stderr")
+                environment: ChildProcess.environment(with: changes), standardError: .append(directory + "/stderr"))
         } catch {
             removeTree(directory)
             throw error
@@ -168,7 +168,7 @@ final class NotifyWatchRun {
         signal(number)
         let deadline = ContinuousClock.now + realPatience
         while ContinuousClock.now < deadline {
-            if let status = process.waitForExit(timeout: .milliseconds(1)) { return exitStatus(ofWaitStatus: status) }
+            if let status = process.waitForExit(timeout: .milliseconds(1)) { return ChildProcess.exitStatus(ofWaitStatus: status) }
             try? await Task.sleep(for: .milliseconds(10))
         }
         Issue.record("notifywatch did not exit", sourceLocation: sourceLocation)
@@ -231,11 +231,11 @@ final class NotifyWatchRun {
     /// and error together: anything on standard error shows as a line that should not be there).
     func replay() async throws -> (status: Int32?, lines: [String]) {
         let output = directory + "/replay.out"
-        let replay = try Spawned(
+        let replay = try ChildProcess(
             Self.executable, ["replay", recording, "--json"],
-            environment: TestSupport.environment(with: ["NO_COLOR": nil]), log: output)
+            environment: ChildProcess.environment(with: ["NO_COLOR": nil]), log: output)
         let status = await replay.exit(within: realPatience) ?? replay.terminate(signal: SIGKILL)
         let text = readFile(output) ?? ""
-        return (status.flatMap(exitStatus(ofWaitStatus:)), text.split(separator: "\n").map(String.init))
+        return (status.flatMap(ChildProcess.exitStatus(ofWaitStatus:)), text.split(separator: "\n").map(String.init))
     }
 }

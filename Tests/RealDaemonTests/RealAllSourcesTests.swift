@@ -26,7 +26,7 @@ struct RealAllSourcesTests {
         // `notifywatch sources`: each D-Bus source can run here, with the keys it publishes.
         let list = try await runCommand(
             NotifyWatchRun.executable, ["sources", "--json"] + buses,
-            environment: TestSupport.environment(with: ["DBUS_SYSTEM_BUS_ADDRESS": nil, "DBUS_SESSION_BUS_ADDRESS": nil]))
+            environment: ChildProcess.environment(with: ["DBUS_SYSTEM_BUS_ADDRESS": nil, "DBUS_SESSION_BUS_ADDRESS": nil]))
         let listed = list.split(separator: "\n").compactMap { try? JSONValue(parsing: String($0)) }
         #expect(listed.compactMap { $0["source"]?.stringValue } == ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login", "memory", "thermal"], "\(list)")
         for name in ["sensors", "locale", "settings", "time", "display"] {

@@ -76,11 +76,11 @@ struct SoakTests {
                 "--source", "power", "--source", "settings", "--session-bus", bus.address,
                 "--no-initial", "--json", "--record", recording,
             ],
-            environment: environment(with: [
+            environment: ChildProcess.environment(with: [
                 "LD_PRELOAD": Paths.preload, "UMOCKDEV_DIR": testbed.root, "NO_COLOR": nil,
                 "DBUS_SESSION_BUS_ADDRESS": nil, "DBUS_SYSTEM_BUS_ADDRESS": nil,
             ]),
-            standardError: directory + "/stderr")
+            standardError: .append(directory + "/stderr"))
         defer {
             if watcher.waitForExit(timeout: .milliseconds(1)) == nil {
                 kill(watcher.pid, SIGKILL)
@@ -164,7 +164,7 @@ struct SoakTests {
         print("soak: flushed \(flushed.count) notifications, one per key, each the last value sent; \(flushed.map(\.coalesced).reduce(0, +)) events coalesced")
 
         kill(watcher.pid, SIGTERM)
-        #expect(watcher.waitForExit(timeout: patience).flatMap(exitStatus(ofWaitStatus:)) == 0)
+        #expect(watcher.waitForExit(timeout: patience).flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 0)
         #expect(readFile(directory + "/stderr") == "")
         await client.close()
         _ = portal

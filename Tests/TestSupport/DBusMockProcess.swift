@@ -1,3 +1,5 @@
+import ChildProcess
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,7 +15,7 @@ public final class DBusMockProcess: Sendable {
     /// The name it owns.
     public let name: String
     /// The `python3 -m dbusmock` process.
-    public let process: Spawned
+    public let process: ChildProcess
     /// The owner's unique name once it started.
     public let owner: String
 
@@ -39,7 +41,7 @@ public final class DBusMockProcess: Sendable {
         self.name = name
         var extra = environment
         extra["PYTHONDONTWRITEBYTECODE"] = "1"
-        process = try Spawned(
+        process = try ChildProcess(
             "/usr/bin/python3", ["-m", "dbusmock", bus.kind == .system ? "--system" : "--session"] + arguments,
             environment: bus.environment(extra: extra), log: "\(bus.directory)/mock-\(name).log")
         let process = self.process

@@ -1,3 +1,4 @@
+import ChildProcess
 import DBus
 import NotifyBus
 
@@ -15,7 +16,7 @@ public final class DaemonBed: Sendable {
     public let network: MockService
     /// A connection to the system bus, to drive the mock.
     public let control: DBusClient
-    public let daemon: Spawned
+    public let daemon: ChildProcess
     /// The daemon's log (its standard output and error).
     public let log: String
 
@@ -38,7 +39,7 @@ public final class DaemonBed: Sendable {
             interface: "org.freedesktop.DBus.Mock", member: "AddProperty",
             arguments: [.string("org.freedesktop.NetworkManager"), .string("Metered"), .variant(.uint32(2))])
         log = "\(session.directory)/notifybusd.log"
-        daemon = try Spawned(
+        daemon = try ChildProcess(
             Paths.notifybusd,
             ["--session-bus", session.address, "--system-bus", system.address, "--source", "network"] + arguments,
             environment: session.environment(extra: environment), log: log)
@@ -104,7 +105,7 @@ public final class DaemonBed: Sendable {
             ["/bin/sh", "-c", "echo $$ > '\(group)/cgroup.procs' && exec \"$@\"", "sh"] + command
         } ?? command
         return try ChildProcess(
-            executable: launch[0], arguments: Array(launch.dropFirst()), environment: environment, standardError: log)
+            executable: launch[0], arguments: Array(launch.dropFirst()), environment: environment, standardError: .append(log))
     }
 
     /// The next JSON line of `process` within `timeout`, parsed; `nil` at end or timeout.

@@ -1,3 +1,4 @@
+import ChildProcess
 import NotifyBus
 import Synchronization
 
@@ -27,7 +28,7 @@ public final class HeadlessSway: Sendable {
     /// sway's log (standard output and error), in the runtime directory.
     public let log: String
 
-    private let process: Spawned
+    private let process: ChildProcess
     private let windows = Mutex<[Window]>([])
     private let stopped = Mutex(false)
 
@@ -52,10 +53,10 @@ public final class HeadlessSway: Sendable {
         }
         let config = directory + "/sway.conf"
         let log = directory + "/sway.log"
-        let process: Spawned
+        let process: ChildProcess
         do {
             try writeFile(config, "output HEADLESS-1 resolution 800x600\nxwayland disable\n")
-            process = try Spawned(
+            process = try ChildProcess(
                 "/usr/bin/setpriv",
                 Self.asUser + ["/usr/bin/sway", "-c", config],
                 environment: [
@@ -108,7 +109,7 @@ public final class HeadlessSway: Sendable {
         let launch = cgroupDirectory.map { directory in
             ["/bin/sh", "-c", "echo $$ > '\(directory)/cgroup.procs' && exec \"$@\"", "sh"] + command
         } ?? command
-        let process = try Spawned(
+        let process = try ChildProcess(
             launch[0], Array(launch.dropFirst()),
             environment: [
                 "PATH": "/usr/bin:/bin", "HOME": runtimeDirectory, "XDG_RUNTIME_DIR": runtimeDirectory,
@@ -235,7 +236,7 @@ extension HeadlessSway {
         public var pid: Int32
         /// sway's container id of the view.
         public var id: UInt64
-        let process: Spawned
+        let process: ChildProcess
     }
 
     /// A view in sway's tree, as `views()` reads it.

@@ -1,3 +1,5 @@
+import ChildProcess
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,7 +18,7 @@ public final class IIOTestbed: Sendable {
                 "LD_PRELOAD": "libumockdev-preload.so.0", "UMOCKDEV_DIR": nil,
                 "IIO_PROXY_LOG": bus.directory + "/iio-sensor-proxy.log", "PYTHONDONTWRITEBYTECODE": "1",
             ]),
-            standardError: bus.directory + "/iio_testbed.log")
+            standardError: .append(bus.directory + "/iio_testbed.log"))
         guard let line = process.readLine(timeout: .seconds(20)), line.contains("root") else {
             throw HarnessError("iio_testbed.py did not start")
         }

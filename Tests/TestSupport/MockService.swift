@@ -1,3 +1,4 @@
+import ChildProcess
 import DBus
 
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Glibc
 public final class MockService: Sendable {
     public let bus: PrivateBus
     public let name: String
-    public let process: Spawned
+    public let process: ChildProcess
     /// The owner's unique name once it started.
     public let owner: String
 
@@ -20,7 +21,7 @@ public final class MockService: Sendable {
         var arguments = ["-m", "dbusmock", bus.kind == .system ? "--system" : "--session", "-t", template]
         if let parameters { arguments += ["-p", parameters] }
         let logName = template.split(separator: "/").last.map(String.init) ?? template
-        process = try Spawned(
+        process = try ChildProcess(
             "/usr/bin/python3", arguments, environment: bus.environment(extra: ["PYTHONDONTWRITEBYTECODE": "1"]),
             log: "\(bus.directory)/\(logName).log")
         owner = try await bus.waitForOwner(of: name)

@@ -1,3 +1,4 @@
+import ChildProcess
 import DBus
 import Synchronization
 
@@ -16,7 +17,7 @@ public final class PrivateBus: Sendable {
     public let directory: String
     /// `unix:path=<directory>/bus_socket`.
     public let address: String
-    private let daemon = Mutex<Spawned?>(nil)
+    private let daemon = Mutex<ChildProcess?>(nil)
 
     /// Starts a daemon and waits until it listens; `limits` are `<limit name="…">` values of its
     /// configuration (the daemon's own defaults otherwise), and `configuration` is added to its
@@ -64,18 +65,18 @@ public final class PrivateBus: Sendable {
     /// Starts the daemon (again) and waits until it prints its address.
     public func start() throws {
         // The daemon listens before it prints its address.
-        let (spawned, _) = try Spawned.start(
+        let (spawned, _) = try ChildProcess.start(
             "/usr/bin/dbus-daemon",
             ["--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile", "--nosyslog", "--print-address=3"],
             // Activated services inherit the daemon's environment: point them at this bus.
-            environment: TestSupport.environment(with: ["LD_PRELOAD": nil, environmentVariable: address]),
+            environment: ChildProcess.environment(with: ["LD_PRELOAD": nil, environmentVariable: address]),
             log: "\(directory)/dbus-daemon.log", reportingOn: 3, timeout: .seconds(10))
         daemon.withLock { $0 = spawned }
     }
 
     /// Stops the daemon (SIGTERM, then SIGKILL): every client is disconnected.
     public func stop() {
-        let spawned = daemon.withLock { daemon -> Spawned? in
+        let spawned = daemon.withLock { daemon -> ChildProcess? in
             defer { daemon = nil }
             return daemon
         }
@@ -140,6 +141,6 @@ public final class PrivateBus: Sendable {
     public func environment(extra: [String: String?] = [:]) -> [String: String] {
         var changes: [String: String?] = [environmentVariable: address, "LD_PRELOAD": nil]
         for (name, value) in extra { changes[name] = value }
-        return TestSupport.environment(with: changes)
+        return ChildProcess.environment(with: changes)
     }
 }

@@ -1,3 +1,5 @@
+import ChildProcess
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,9 +11,9 @@ public func runPythonDBus(address: String, _ script: String) throws {
     let process = try ChildProcess(
         executable: "/usr/bin/python3",
         arguments: ["-c", "import dbus\nbus = dbus.bus.BusConnection('\(address)')\n" + script],
-        environment: environment(with: [:]))
+        environment: ChildProcess.environment(with: [:]))
     process.closeInput()
-    guard let status = process.waitForExit(timeout: patience), exitStatus(ofWaitStatus: status) == 0 else {
+    guard let status = process.waitForExit(timeout: patience), ChildProcess.exitStatus(ofWaitStatus: status) == 0 else {
         throw HarnessError("python-dbus script failed: \(script)")
     }
 }

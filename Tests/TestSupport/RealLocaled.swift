@@ -1,3 +1,4 @@
+import ChildProcess
 import DBus
 import Synchronization
 
@@ -27,7 +28,7 @@ public final class RealLocaled: Sendable {
     public let directory: String
     /// The wrapper: `unshare --mount`, the bind mounts, then `exec systemd-localed`.
     public let wrapper: String
-    private let process = Mutex<Spawned?>(nil)
+    private let process = Mutex<ChildProcess?>(nil)
 
     /// Copies /etc and /usr/lib/locale, sets the copy's `/etc/default/locale`, writes the wrapper.
     public init(bus: PrivateBus, initialLocale: [String] = ["LANG=C.UTF-8"]) async throws {
@@ -77,7 +78,7 @@ public final class RealLocaled: Sendable {
     /// Starts localed (the wrapper) and waits until it owns its name; returns its unique name.
     @discardableResult
     public func start() async throws -> String {
-        let spawned = try Spawned(wrapper, [], environment: environment, log: bus.directory + "/localed.log")
+        let spawned = try ChildProcess(wrapper, [], environment: environment, log: bus.directory + "/localed.log")
         process.withLock { $0 = spawned }
         return try await bus.waitForOwner(of: Self.name)
     }
@@ -85,7 +86,7 @@ public final class RealLocaled: Sendable {
     /// Stops the localed started by `start()` (SIGTERM, as its idle exit ends it: the name goes
     /// away) and waits until the name has no owner.
     public func stop() async throws {
-        let spawned = process.withLock { process -> Spawned? in
+        let spawned = process.withLock { process -> ChildProcess? in
             defer { process = nil }
             return process
         }
@@ -138,10 +139,10 @@ public final class RealLocaled: Sendable {
     private static func ownerPID(address: String) -> pid_t? {
         guard let log = try? makeTemporaryFile("notifybus-owner") else { return nil }
         defer { unlink(log) }
-        guard let process = try? Spawned(
+        guard let process = try? ChildProcess(
             "/usr/bin/busctl",
             ["--system", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID", "s", name],
-            environment: TestSupport.environment(with: ["DBUS_SYSTEM_BUS_ADDRESS": address, "LD_PRELOAD": nil]), log: log)
+            environment: ChildProcess.environment(with: ["DBUS_SYSTEM_BUS_ADDRESS": address, "LD_PRELOAD": nil]), log: log)
         else { return nil }
         guard process.terminate(signal: 0, timeout: .seconds(5)) == 0 else { return nil }
         // `u 12345`

@@ -1,3 +1,4 @@
+import ChildProcess
 import DBus
 import Synchronization
 
@@ -25,7 +26,7 @@ public final class RealPortal: Sendable {
     public let environment: [String: String]
     /// Xvfb's display, e.g. `:1`.
     public let display: String
-    private let processes: Mutex<[Spawned]>
+    private let processes: Mutex<[ChildProcess]>
 
     public init() async throws {
         let bus = try PrivateBus(.session)
@@ -38,17 +39,17 @@ public final class RealPortal: Sendable {
             "XDG_DATA_HOME": root + "/home/.local/share", "XDG_CACHE_HOME": root + "/home/.cache",
             "GIO_USE_VFS": "local", "NO_AT_BRIDGE": "1", "GTK_A11Y": "none",
         ])
-        var started: [Spawned] = []
+        var started: [ChildProcess] = []
         do {
-            started.append(try Spawned("/usr/libexec/dconf-service", [], environment: environment, log: root + "/dconf-service.log"))
+            started.append(try ChildProcess("/usr/libexec/dconf-service", [], environment: environment, log: root + "/dconf-service.log"))
             try await bus.waitForOwner(of: "ca.desrt.dconf")
             let (xvfb, display) = try Self.startXvfb(environment: environment, log: root + "/xvfb.log")
             started.append(xvfb)
             environment["DISPLAY"] = display
-            started.append(try Spawned(
+            started.append(try ChildProcess(
                 "/usr/libexec/xdg-desktop-portal-gtk", [], environment: environment, log: root + "/xdg-desktop-portal-gtk.log"))
             try await bus.waitForOwner(of: "org.freedesktop.impl.portal.desktop.gtk")
-            started.append(try Spawned(
+            started.append(try ChildProcess(
                 "/usr/libexec/xdg-desktop-portal", [], environment: environment, log: root + "/xdg-desktop-portal.log"))
             try await bus.waitForOwner(of: Self.name)
             self.display = display
@@ -79,8 +80,8 @@ public final class RealPortal: Sendable {
     }
 
     /// Starts `Xvfb -displayfd 3` and reads the display number it reports there.
-    private static func startXvfb(environment: [String: String], log: String) throws -> (Spawned, String) {
-        let (xvfb, number) = try Spawned.start(
+    private static func startXvfb(environment: [String: String], log: String) throws -> (ChildProcess, String) {
+        let (xvfb, number) = try ChildProcess.start(
             "/usr/bin/Xvfb", ["-displayfd", "3", "-nolisten", "tcp", "-screen", "0", "640x480x24"],
             environment: environment, log: log, reportingOn: 3, timeout: .seconds(20))
         return (xvfb, ":" + number)

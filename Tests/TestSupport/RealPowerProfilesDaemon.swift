@@ -1,3 +1,4 @@
+import ChildProcess
 import Synchronization
 
 #if canImport(Glibc)
@@ -21,7 +22,7 @@ public final class RealPowerProfilesDaemon: Sendable {
     public let bus: PrivateBus
     /// The temporary directory mounted on the daemon's `/var/lib`.
     public let directory: String
-    private let process = Mutex<Spawned?>(nil)
+    private let process = Mutex<ChildProcess?>(nil)
 
     /// Makes the directory for the daemon's `/var/lib`.
     public init(bus: PrivateBus) throws {
@@ -38,7 +39,7 @@ public final class RealPowerProfilesDaemon: Sendable {
     /// Starts the daemon and waits until it owns its name; returns its unique name.
     @discardableResult
     public func start() async throws -> String {
-        let spawned = try Spawned(
+        let spawned = try ChildProcess(
             "/usr/bin/unshare",
             ["--mount", "--propagation", "private", "/bin/sh", "-c",
              #"mount --bind "$0" /var/lib && exec "$1" -v"#, directory, Self.executable],
@@ -50,7 +51,7 @@ public final class RealPowerProfilesDaemon: Sendable {
 
     /// Stops the daemon (SIGTERM) and waits for it to exit.
     public func stop() {
-        let spawned = process.withLock { process -> Spawned? in
+        let spawned = process.withLock { process -> ChildProcess? in
             defer { process = nil }
             return process
         }

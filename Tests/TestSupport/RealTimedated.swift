@@ -1,3 +1,4 @@
+import ChildProcess
 import Synchronization
 
 #if canImport(Glibc)
@@ -21,7 +22,7 @@ public final class RealTimedated: Sendable {
     public let directory: String
     /// The wrapper: `unshare --mount`, the bind mount, then `exec systemd-timedated`.
     public let wrapper: String
-    private let process = Mutex<Spawned?>(nil)
+    private let process = Mutex<ChildProcess?>(nil)
 
     /// Copies /etc, points the copy's `localtime` at `initialZone`, writes the wrapper.
     public init(bus: PrivateBus, initialZone: String = "Etc/UTC") async throws {
@@ -66,7 +67,7 @@ public final class RealTimedated: Sendable {
     /// Starts timedated (the wrapper) and waits until it owns its name; returns its unique name.
     @discardableResult
     public func start() async throws -> String {
-        let spawned = try Spawned(wrapper, [], environment: environment, log: bus.directory + "/timedated.log")
+        let spawned = try ChildProcess(wrapper, [], environment: environment, log: bus.directory + "/timedated.log")
         process.withLock { $0 = spawned }
         return try await bus.waitForOwner(of: Self.name)
     }
@@ -74,7 +75,7 @@ public final class RealTimedated: Sendable {
     /// Stops the timedated started by `start()` (SIGTERM, as its idle exit ends it) and waits
     /// until the name has no owner.
     public func stop() async throws {
-        let spawned = process.withLock { process -> Spawned? in
+        let spawned = process.withLock { process -> ChildProcess? in
             defer { process = nil }
             return process
         }
@@ -114,10 +115,10 @@ func isAlive(_ pid: pid_t) -> Bool {
 func ownerPID(of name: String, address: String) -> pid_t? {
     guard let log = try? makeTemporaryFile("notifybus-owner") else { return nil }
     defer { unlink(log) }
-    guard let process = try? Spawned(
+    guard let process = try? ChildProcess(
         "/usr/bin/busctl",
         ["--system", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID", "s", name],
-        environment: TestSupport.environment(with: ["DBUS_SYSTEM_BUS_ADDRESS": address, "LD_PRELOAD": nil]), log: log)
+        environment: ChildProcess.environment(with: ["DBUS_SYSTEM_BUS_ADDRESS": address, "LD_PRELOAD": nil]), log: log)
     else { return nil }
     guard process.terminate(signal: 0, timeout: .seconds(5)) == 0 else { return nil }
     // `u 12345`

@@ -1,3 +1,7 @@
+// The tests' child processes are the ChildProcess package's (Packages/ChildProcess); every test
+// target that imports TestSupport sees it.
+@_exported import ChildProcess
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,80 +12,84 @@ public struct HarnessError: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// This process's environment with `changes` applied (`nil` removes a variable).
-public func environment(with changes: [String: String?]) -> [String: String] {
-    var result: [String: String] = [:]
-    var entry = environ
-    while let pointer = entry.pointee {
-        let text = String(cString: pointer)
-        if let equals = text.firstIndex(of: "=") {
-            result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+extension ChildProcess {
+    /// Starts `executable` with `arguments` in `environment` (complete), for daemons and tools the
+    /// tests run but do not talk to over standard input and output: standard output and error
+    /// appended to `log`, standard input from /dev/null; `extraDescriptors` maps child fd → our fd.
+    public convenience init(
+        _ executable: String, _ arguments: [String], environment: [String: String], log: String,
+        extraDescriptors: [Int32: Int32] = [:]
+    ) throws {
+        try self.init(
+            executable: executable, arguments: arguments, environment: environment,
+            standardInput: .nullDevice, standardOutput: .append(log), standardError: .standardOutput, descriptors: extraDescriptors)
+    }
+
+    /// Starts `executable` (output to `log`, as above) with a socket as its descriptor
+    /// `reportDescriptor` (e.g. for `--print-address=3` or `-displayfd 3`) and waits up to
+    /// `timeout` for the line it reports there; our end is closed only after that (closing it
+    /// earlier can make the child die).
+    /// - Returns: the process and the line, without its newline.
+    public static func start(
+        _ executable: String, _ arguments: [String], environment: [String: String], log: String,
+        reportingOn reportDescriptor: Int32, timeout: Duration
+    ) throws -> (process: ChildProcess, line: String) {
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            throw HarnessError("socketpair: errno \(errno)")
         }
-        entry += 1
-    }
-    for (name, value) in changes { result[name] = value }
-    return result
-}
-
-/// Where one of a child's descriptors comes from.
-enum ChildDescriptor {
-    /// A copy of one of ours.
-    case copy(Int32)
-    /// A file opened for reading.
-    case read(String)
-    /// A file opened for appending (created if missing).
-    case append(String)
-}
-
-/// Starts `executable` with `arguments` in `environment` (complete, not merged), its descriptors
-/// set up as `descriptors` says (child descriptor → source) in ascending order, others
-/// inherited unless close-on-exec; returns its PID. Wraps `posix_spawn`.
-///
-/// The child starts with a clean signal state, as from a shell: nothing blocked, and the signals
-/// a test process may catch or ignore (`SIGPIPE`, the ones tests send) at their defaults.
-func spawnChild(
-    _ executable: String, _ arguments: [String], environment: [String: String],
-    descriptors: [Int32: ChildDescriptor]
-) throws -> pid_t {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    for (child, source) in descriptors.sorted(by: { $0.key < $1.key }) {
-        switch source {
-        // dup2 clears close-on-exec on the copy the child keeps.
-        case .copy(let ours): posix_spawn_file_actions_adddup2(&actions, ours, child)
-        case .read(let path): posix_spawn_file_actions_addopen(&actions, child, path, O_RDONLY, 0)
-        case .append(let path): posix_spawn_file_actions_addopen(&actions, child, path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        let (ours, theirs) = (pair[0], pair[1])
+        defer { close(ours) }
+        let process: ChildProcess
+        do {
+            process = try ChildProcess(executable, arguments, environment: environment, log: log, extraDescriptors: [reportDescriptor: theirs])
+        } catch {
+            close(theirs)
+            throw error
         }
+        close(theirs)
+        var collected: [UInt8] = []
+        let deadline = ContinuousClock.now + timeout
+        while !collected.contains(UInt8(ascii: "\n")) {
+            guard ContinuousClock.now < deadline else {
+                process.terminate()
+                throw HarnessError("\(executable) reported nothing on descriptor \(reportDescriptor); see \(log)")
+            }
+            var descriptor = pollfd(fd: ours, events: Int16(POLLIN), revents: 0)
+            if poll(&descriptor, 1, 100) <= 0 { continue }
+            var chunk = [UInt8](repeating: 0, count: 512)
+            let n = read(ours, &chunk, chunk.count)
+            if n <= 0 {
+                process.terminate()
+                throw HarnessError("\(executable) exited; see \(log)")
+            }
+            collected += chunk[0..<n]
+        }
+        return (process, String(decoding: collected.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self))
     }
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var emptyMask = sigset_t()
-    sigemptyset(&emptyMask)
-    posix_spawnattr_setsigmask(&attributes, &emptyMask)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for signal in [SIGTERM, SIGINT, SIGPIPE, SIGCHLD, SIGHUP, SIGUSR1, SIGUSR2] { sigaddset(&defaults, signal) }
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-        for pointer in argv { free(pointer) }
-        for pointer in envp { free(pointer) }
+
+    /// Sends `request` to a child that answers one line per line (test beds, proxies) and returns
+    /// the answer.
+    /// - Throws: `HarnessError` when no line comes within `timeout`.
+    public func request(_ request: String, timeout: Duration = .seconds(20)) throws -> String {
+        send(request)
+        guard let line = readLine(timeout: timeout) else { throw HarnessError("no answer to \(request)") }
+        return line
     }
-    var pid: pid_t = 0
-    let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-    guard result == 0 else { throw HarnessError("posix_spawn \(executable): errno \(result)") }
-    return pid
 }
 
-/// A connected pair of `AF_UNIX` stream sockets, close-on-exec (so that no child a parallel test
-/// spawns inherits them).
-func socketPair() throws -> (ours: Int32, theirs: Int32) {
-    var pair: [Int32] = [-1, -1]
-    let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-    guard socketpair(AF_UNIX, type, 0, &pair) == 0 else { throw HarnessError("socketpair: errno \(errno)") }
-    return (pair[0], pair[1])
+/// Runs `executable` to its end (SIGKILL after `timeout`) and returns what it printed (standard
+/// output and error); throws when it exits with another status than 0.
+public func runCommand(
+    _ executable: String, _ arguments: [String], environment: [String: String], timeout: Duration = .seconds(30)
+) async throws -> String {
+    let log = try makeTemporaryFile("notifybus-command")
+    defer { unlink(log) }
+    let process = try ChildProcess(executable, arguments, environment: environment, log: log)
+    let status = await process.exit(within: timeout) ?? process.terminate(signal: SIGKILL)
+    let output = readFile(log) ?? ""
+    guard status == 0 else {
+        throw HarnessError("\(([executable] + arguments).joined(separator: " ")) exited with wait status \(status ?? -1): \(output)")
+    }
+    return output
 }

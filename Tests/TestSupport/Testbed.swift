@@ -1,3 +1,4 @@
+import ChildProcess
 import NotifyBus
 
 #if canImport(Glibc)
@@ -19,7 +20,7 @@ public final class Testbed: Sendable {
     public init() throws {
         process = try ChildProcess(
             executable: "/usr/bin/python3", arguments: ["\(Paths.fixtures)/testbed.py"],
-            environment: environment(with: ["LD_PRELOAD": Paths.preload, "UMOCKDEV_DIR": nil]))
+            environment: ChildProcess.environment(with: ["LD_PRELOAD": Paths.preload, "UMOCKDEV_DIR": nil]))
         guard let line = process.readLine(timeout: patience),
               case .string(let root)? = try? JSONValue(parsing: line)["root"]
         else { throw HarnessError("testbed.py did not report its root directory") }

@@ -1,4 +1,5 @@
 import CDBusBare
+import ChildProcess
 import DBus
 import EpollLoop
 import NotifyBus
@@ -39,14 +40,11 @@ let configPath = directory + "/bus.conf"
 let file = fopen(configPath, "w")
 fputs(config, file)
 fclose(file)
-var daemonPID: pid_t = 0
-let daemonArguments: [String] = ["/usr/bin/dbus-daemon", "--config-file=\(configPath)", "--nofork", "--nopidfile"]
-var argv: [UnsafeMutablePointer<CChar>?] = daemonArguments.map { strdup($0) } + [nil]
-guard posix_spawn(&daemonPID, "/usr/bin/dbus-daemon", nil, nil, &argv, environ) == 0 else { fatalError("cannot start dbus-daemon") }
+let busDaemon = try ChildProcess(
+    executable: "/usr/bin/dbus-daemon", arguments: ["--config-file=\(configPath)", "--nofork", "--nopidfile"],
+    standardInput: .inherit, standardOutput: .inherit, standardError: .inherit)
 defer {
-    kill(daemonPID, SIGTERM)
-    var status: Int32 = 0
-    waitpid(daemonPID, &status, 0)
+    busDaemon.terminate()
     unlink(directory + "/bus")
     unlink(configPath)
     rmdir(directory)

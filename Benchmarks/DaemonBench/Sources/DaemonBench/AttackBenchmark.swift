@@ -1,4 +1,5 @@
 import BenchDBus
+import ChildProcess
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -90,10 +91,10 @@ struct AttackBenchmark {
         let subscriber = try testbed.subscriber(
             executable, kind: .daemon, name: "subscriber", ["--report", "each", "--namespace", "bench"])
         defer { subscriber.terminate() }
-        let probe = try ChildProcess(
+        let probe = try ChildProcess.start(
             [executable, "probe", "--address", testbed.address], standardError: "\(testbed.directory)/probe.log")
         defer { probe.terminate() }
-        guard probe.readLine(timeoutMilliseconds: 20_000, meanwhile: testbed.portal.serve) == "ready" else {
+        guard probe.readLine(timeout: .seconds(20), meanwhile: testbed.portal.serve) == "ready" else {
             throw BenchError("the Version probe did not start: \(readText("\(testbed.directory)/probe.log") ?? "")")
         }
         usleep(100_000)
@@ -106,11 +107,11 @@ struct AttackBenchmark {
         let daemonLog = "\(testbed.directory)/notifybusd.log"
         let logStart = readText(daemonLog)?.utf8.count ?? 0
         let log = "\(testbed.directory)/attacker.log"
-        let attacker = try ChildProcess(
+        let attacker = try ChildProcess.start(
             [executable, "attacker", "--kind", attack.kind.rawValue, "--address", testbed.address] + attack.options,
             standardError: log)
         defer { attacker.terminate() }
-        guard let ready = attacker.readLine(timeoutMilliseconds: 120_000, meanwhile: testbed.portal.serve), ready.hasPrefix("ready") else {
+        guard let ready = attacker.readLine(timeout: .seconds(120), meanwhile: testbed.portal.serve), ready.hasPrefix("ready") else {
             throw BenchError("the attacker (\(attack.kind.rawValue)) did not start: \(readText(log) ?? "")")
         }
         outcome.largestMessage = Int(ready.split(separator: " ").last ?? "") ?? 0
@@ -149,7 +150,7 @@ struct AttackBenchmark {
 
         if attack.kind == .stopped { kill(attacker.pid, SIGCONT) }
         attacker.send("stop")
-        if let report = attacker.readLine(timeoutMilliseconds: 30_000, meanwhile: testbed.portal.serve), report.hasPrefix("report ") {
+        if let report = attacker.readLine(timeout: .seconds(30), meanwhile: testbed.portal.serve), report.hasPrefix("report ") {
             outcome.report = report.split(separator: " ").dropFirst().map(String.init)
         }
         attacker.terminate()
@@ -171,7 +172,7 @@ struct AttackBenchmark {
             testbed.portal.change(namespace: "bench", key: "ping", value: sent)
             testbed.portal.flush()
             var received: Int64?
-            while received == nil, let line = subscriber.readLine(timeoutMilliseconds: 10_000) {
+            while received == nil, let line = subscriber.readLine(timeout: .seconds(10)) {
                 let words = line.split(separator: " ").compactMap { Int64($0) }
                 guard words.count == 2 else { throw BenchError("unexpected line from the subscriber: \(line)") }
                 if words[0] == sent { received = words[1] }  // an older one arrived late: skipped
@@ -189,7 +190,7 @@ struct AttackBenchmark {
     /// not report within 30 s.
     private func probeReport(_ probe: ChildProcess, _ testbed: Testbed) -> [Int64] {
         probe.send("report")
-        guard let line = probe.readLine(timeoutMilliseconds: 30_000, meanwhile: testbed.portal.serve), line.hasPrefix("probe ") else {
+        guard let line = probe.readLine(timeout: .seconds(30), meanwhile: testbed.portal.serve), line.hasPrefix("probe ") else {
             return []
         }
         return line.split(separator: " ").dropFirst().compactMap { Int64($0) }

@@ -1,4 +1,5 @@
 import BenchDBus
+import ChildProcess
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -58,10 +59,10 @@ struct FanOutBenchmark {
             }
         }
         let senderLog = "\(testbed.directory)/sender.log"
-        let sender = try ChildProcess(
+        let sender = try ChildProcess.start(
             [executable, "sender", "--address", testbed.address, "--namespace", "bench.uni",
              "--destinations", unicastNames.joined(separator: ",")], standardError: senderLog)
-        guard sender.readLine(timeoutMilliseconds: 20_000, meanwhile: testbed.portal.serve) == "ready" else {
+        guard sender.readLine(timeout: .seconds(20), meanwhile: testbed.portal.serve) == "ready" else {
             throw BenchError("the sender did not start: \(readText(senderLog) ?? "")")
         }
         usleep(300_000)
@@ -85,7 +86,7 @@ struct FanOutBenchmark {
                 testbed.portal.flush()
                 var last: Int64 = 0
                 for child in children[side] {
-                    guard let line = child.readLine(timeoutMilliseconds: 10_000) else {
+                    guard let line = child.readLine(timeout: .seconds(10)) else {
                         throw BenchError("change \(sent) of block \(blockIndex) did not reach every \(Self.sides[side].kind.rawValue) connection (process \(child.pid))")
                     }
                     let words = line.split(separator: " ").compactMap { Int64($0) }

@@ -1,4 +1,5 @@
 import BenchDBus
+import ChildProcess
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -71,7 +72,7 @@ struct FrozenBenchmark {
             for side in order {
                 let thawed = monotonicNanoseconds()
                 try groups[side].thaw()
-                guard let line = children[side].readLine(timeoutMilliseconds: 30_000) else {
+                guard let line = children[side].readLine(timeout: .seconds(30)) else {
                     throw BenchError("the \(side == 0 ? "raw" : "daemon") subscriber did not catch up within 30 s")
                 }
                 let words = line.split(separator: " ").compactMap { Int64($0) }

@@ -1,4 +1,5 @@
 import BenchDBus
+import ChildProcess
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -41,14 +42,14 @@ struct IdleBenchmark {
             executable, kind: .daemon, name: "idle-subscriber",
             ["--report", "none", "--namespace", "bench", "--connections", "\(subscriptions)"])
         var measured: [(name: String, process: ChildProcess)] = [("notifybusd, \(subscriptions) subscriptions", try daemonHandle(testbed))]
-        measured.append(("udevadm monitor (anchor)", try ChildProcess(
+        measured.append(("udevadm monitor (anchor)", try ChildProcess.start(
             [udevadm, "monitor"], standardError: "\(testbed.directory)/udevadm.log")))
         if let baseline {
-            measured.append(("minimal Swift program (scripts/idle/Baseline.swift)", try ChildProcess(
+            measured.append(("minimal Swift program (scripts/idle/Baseline.swift)", try ChildProcess.start(
                 [baseline], standardError: "\(testbed.directory)/baseline.log")))
         }
         if let ownExecutor {
-            measured.append(("the same, its tasks on an executor of its own (scripts/idle/OwnExecutor.swift)", try ChildProcess(
+            measured.append(("the same, its tasks on an executor of its own (scripts/idle/OwnExecutor.swift)", try ChildProcess.start(
                 [ownExecutor], standardError: "\(testbed.directory)/own-executor.log")))
         }
         sleep(UInt32(settle))  // start-up is over and libdispatch's idle workers have exited

@@ -1,4 +1,5 @@
 import BenchDBus
+import ChildProcess
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -61,7 +62,7 @@ struct LatencyBenchmark {
                 testbed.portal.change(namespace: sides == [0] ? rawNamespace : "bench", key: "ping", value: sent)
                 testbed.portal.flush()
                 for side in sides {
-                    guard let line = children[side].readLine(timeoutMilliseconds: 10_000) else {
+                    guard let line = children[side].readLine(timeout: .seconds(10)) else {
                         throw BenchError("signal \(sent) was not received by the \(side == 0 ? "raw" : "daemon") subscriber")
                     }
                     let words = line.split(separator: " ").compactMap { Int64($0) }

@@ -1,4 +1,5 @@
 import BenchDBus
+import ChildProcess
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,10 +34,10 @@ final class Testbed {
         guard let file = fopen("\(directory)/bus.conf", "w") else { throw BenchError("cannot write bus.conf") }
         fputs(configuration, file)
         fclose(file)
-        busDaemon = try ChildProcess(
+        busDaemon = try ChildProcess.start(
             ["/usr/bin/dbus-daemon", "--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile", "--print-address=1"],
             standardError: "\(directory)/dbus-daemon.log")
-        guard let printed = busDaemon.readLine(timeoutMilliseconds: 10_000) else {
+        guard let printed = busDaemon.readLine(timeout: .seconds(10)) else {
             throw BenchError("dbus-daemon did not start: \(readText("\(directory)/dbus-daemon.log") ?? "")")
         }
         address = printed
@@ -44,7 +45,7 @@ final class Testbed {
         for (namespace, values) in settings {
             for (key, value) in values { portal.store(namespace: namespace, key: key, value: value) }
         }
-        let daemon = try ChildProcess(
+        let daemon = try ChildProcess.start(
             [path, "--session-bus", address, "--source", "settings"],
             environment: ["DBUS_SESSION_BUS_ADDRESS": address], standardError: "\(directory)/notifybusd.log")
         notifybusd = daemon
@@ -120,9 +121,9 @@ extension Testbed {
         _ executable: String, kind: Subscriber.Kind, name: String, _ options: [String]
     ) throws(BenchError) -> (child: ChildProcess, names: [String]) {
         let log = "\(directory)/\(name).log"
-        let child = try ChildProcess(
+        let child = try ChildProcess.start(
             [executable, "subscriber", "--address", address, "--kind", kind.rawValue] + options, standardError: log)
-        guard let line = child.readLine(timeoutMilliseconds: 60_000, meanwhile: portal.serve), line.hasPrefix("ready") else {
+        guard let line = child.readLine(timeout: .seconds(60), meanwhile: portal.serve), line.hasPrefix("ready") else {
             throw BenchError("subscriber \(name) did not start: \(readText(log) ?? "")")
         }
         return (child, line.split(separator: " ").dropFirst().map(String.init))

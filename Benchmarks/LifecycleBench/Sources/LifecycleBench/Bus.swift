@@ -1,4 +1,5 @@
 import BenchDBus
+import ChildProcess
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,10 +28,10 @@ final class Bus {
         guard let file = fopen("\(directory)/bus.conf", "w") else { throw BenchError("cannot write bus.conf") }
         fputs(configuration, file)
         fclose(file)
-        busDaemon = try ChildProcess(
+        busDaemon = try ChildProcess.start(
             ["/usr/bin/dbus-daemon", "--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile", "--print-address=1"],
             standardError: "\(directory)/dbus-daemon.log")
-        guard let printed = busDaemon.readLine(timeoutMilliseconds: 10_000) else {
+        guard let printed = busDaemon.readLine(timeout: .seconds(10)) else {
             throw BenchError("dbus-daemon did not start: \(readText("\(directory)/dbus-daemon.log") ?? "")")
         }
         address = printed
@@ -44,7 +45,7 @@ final class Bus {
     /// it owns its name (serving the portal meanwhile).
     func startDaemon(_ path: String, _ arguments: [String], environment: [String: String]) throws(BenchError) {
         let log = "\(directory)/notifybusd.log"
-        notifybusd = try ChildProcess(
+        notifybusd = try ChildProcess.start(
             [path, "--session-bus", address] + arguments,
             environment: environment.merging(["DBUS_SESSION_BUS_ADDRESS": address]) { _, new in new }, standardError: log)
         let deadline = monotonicNanoseconds() + 20_000_000_000
@@ -90,9 +91,9 @@ final class Bus {
     /// it is subscribed (serving the portal meanwhile); its standard error goes to `<name>.log` here.
     func subscriber(_ executable: String, name: String, cgroup: String, _ options: [String]) throws(BenchError) -> ChildProcess {
         let log = "\(directory)/\(name).log"
-        let child = try ChildProcess(
+        let child = try ChildProcess.start(
             [executable, "subscriber", "--address", address, "--cgroup", cgroup] + options, standardError: log)
-        guard let line = child.readLine(timeoutMilliseconds: 60_000, meanwhile: portal.serve), line == "ready" else {
+        guard let line = child.readLine(timeout: .seconds(60), meanwhile: portal.serve), line == "ready" else {
             throw BenchError("subscriber \(name) did not start: \(readText(log) ?? "")")
         }
         return child

@@ -1,4 +1,5 @@
 import BenchDBus
+import ChildProcess
 import NotifyBus
 
 #if canImport(Glibc)
@@ -88,9 +89,9 @@ final class LifecycleRun {
         let subscriber = try bus.subscriber(
             executable, name: "sub", cgroup: sub.scope.directory, ["--namespace", "flush", "--report", "done", "--keys", "\(Self.keys)"])
         children.append(subscriber)
-        let anchor = try ChildProcess([focusThaw, sway.socket], standardError: work + "/focus-thaw.log")
+        let anchor = try ChildProcess.start([focusThaw, sway.socket], standardError: work + "/focus-thaw.log")
         children.append(anchor)
-        guard anchor.readLine(timeoutMilliseconds: 10_000) == "ready" else {
+        guard anchor.readLine(timeout: .seconds(10)) == "ready" else {
             throw BenchError("FocusThaw did not start: \(readText(work + "/focus-thaw.log") ?? "")")
         }
         try waitForStates(except: thaw.last!.appID)
@@ -175,7 +176,7 @@ final class LifecycleRun {
                 if anchorStep {
                     guard target.scope.isFrozen else { throw BenchError("\(target.appID) is not frozen before its anchor step") }
                     anchor.send("arm \(target.appID) \(target.scope.directory)/cgroup.freeze")
-                    guard anchor.readLine(timeoutMilliseconds: 5000) == "armed" else { throw BenchError("FocusThaw did not arm") }
+                    guard anchor.readLine(timeout: .milliseconds(5000)) == "armed" else { throw BenchError("FocusThaw did not arm") }
                 } else {
                     var waited = 0
                     while !(target.scope.isFrozen && target.scope.freezeBit), waited < 15_000 {
@@ -202,7 +203,7 @@ final class LifecycleRun {
                         + (anchorStep ? readText(work + "/focus-thaw.log") ?? "" : String(bus.daemonLog.suffix(3000))))
                 }
                 if anchorStep {
-                    guard anchor.readLine(timeoutMilliseconds: 5000) == "thawed" else { throw BenchError("FocusThaw did not report its write") }
+                    guard anchor.readLine(timeout: .milliseconds(5000)) == "thawed" else { throw BenchError("FocusThaw did not report its write") }
                     result.anchor.append(thawed - sent)
                 } else {
                     result.daemon.append(thawed - sent)
@@ -261,7 +262,7 @@ final class LifecycleRun {
             bus.portal.flush()
         }
         func done() throws(BenchError) -> (time: Int64, messages: Int64, notifications: Int64) {
-            guard let line = subscriber.readLine(timeoutMilliseconds: 30_000, meanwhile: bus.portal.serve) else {
+            guard let line = subscriber.readLine(timeout: .seconds(30), meanwhile: bus.portal.serve) else {
                 throw BenchError("the subscriber did not catch up within 30 s")
             }
             let words = line.split(separator: " ").dropFirst().compactMap { Int64($0) }
@@ -344,8 +345,8 @@ final class LifecycleRun {
         result.seconds = Double(monotonicNanoseconds() - started) / 1e9
         result.frozen = afterFrozen.since(beforeFrozen)
         result.running = afterRunning.since(beforeRunning)
-        result.frozenProcesses = afterFrozen.cpuTicks.count
-        result.runningProcesses = afterRunning.cpuTicks.count
+        result.frozenProcesses = afterFrozen.cpuTime.count
+        result.runningProcesses = afterRunning.cpuTime.count
         result.stayedFrozen = stayedFrozen && frozen.scope.isFrozen
         return result
     }
@@ -382,12 +383,7 @@ final class LifecycleRun {
     static func switches(of pid: pid_t) -> [Int32: (name: String, voluntary: Int64, involuntary: Int64)] {
         var threads: [Int32: (name: String, voluntary: Int64, involuntary: Int64)] = [:]
         for thread in ProcessStats.threads(of: pid) {
-            var involuntary: Int64 = 0
-            for line in (readText("/proc/\(pid)/task/\(thread.id)/status") ?? "").split(separator: "\n")
-            where line.hasPrefix("nonvoluntary_ctxt_switches:") {
-                involuntary = Int64(line.split(separator: "\t").last.map { $0.trimmingSpaces } ?? "") ?? 0
-            }
-            threads[thread.id] = (thread.name, thread.voluntarySwitches, involuntary)
+            threads[thread.id] = (thread.name, thread.voluntarySwitches, thread.involuntarySwitches)
         }
         return threads
     }

@@ -1,4 +1,5 @@
 import BenchDBus
+import ChildProcess
 import NotifyBus
 
 #if canImport(Glibc)
@@ -103,7 +104,7 @@ final class Sway {
         guard let file = fopen(config, "w") else { throw BenchError("cannot write \(config)") }
         fputs("output HEADLESS-1 resolution 1024x768\nxwayland disable\nworkspace_layout tabbed\n", file)
         fclose(file)
-        process = try ChildProcess(
+        process = try ChildProcess.start(
             ["/usr/bin/setpriv", "--reuid=\(Self.user.uid)", "--regid=\(Self.user.gid)", "--clear-groups", "/usr/bin/sway", "-c", config],
             environment: [
                 "PATH": "/usr/bin:/bin", "HOME": directory, "XDG_RUNTIME_DIR": directory, "WLR_BACKENDS": "headless",
@@ -131,7 +132,7 @@ final class Sway {
         let launch = ["/bin/sh", "-c", "echo $$ > '\(scope.directory)/cgroup.procs' && exec \"$@\"", "sh",
                       "/usr/bin/setpriv", "--reuid=\(Self.user.uid)", "--regid=\(Self.user.gid)", "--clear-groups",
                       "/usr/bin/foot", "--app-id=\(appID)", "--"] + command
-        let child = try ChildProcess(
+        let child = try ChildProcess.start(
             launch,
             environment: ["PATH": "/usr/bin:/bin", "HOME": directory, "XDG_RUNTIME_DIR": directory, "WAYLAND_DISPLAY": "wayland-1"],
             standardError: directory + "/foot-\(appID).log")

@@ -1,3 +1,4 @@
+import ChildProcess
 import Synchronization
 
 #if canImport(Glibc)
@@ -14,7 +15,7 @@ struct BenchError: Error, CustomStringConvertible {
 final class Broker: Sendable {
     let directory: String
     let port: Int
-    private let pid = Mutex<pid_t?>(nil)
+    private let process = Mutex<ChildProcess?>(nil)
 
     /// A broker; `settings` (mosquitto.conf lines) are added to the benchmark's own.
     init(settings: String = "") throws {
@@ -46,11 +47,14 @@ final class Broker: Sendable {
     var url: String { "mqtt://127.0.0.1:\(port)" }
 
     /// The broker process while it runs.
-    var processID: pid_t? { pid.withLock { $0 } }
+    var processID: pid_t? { process.withLock { $0?.pid } }
 
     func start() throws {
-        let child = try spawn("/usr/sbin/mosquitto", ["-c", "\(directory)/mosquitto.conf"], log: "\(directory)/mosquitto.log")
-        pid.withLock { $0 = child }
+        let log = "\(directory)/mosquitto.log"
+        let child = try ChildProcess(
+            executable: "/usr/sbin/mosquitto", arguments: ["-c", "\(directory)/mosquitto.conf"],
+            standardInput: .inherit, standardOutput: .append(log), standardError: .standardOutput)
+        process.withLock { $0 = child }
         let deadline = ContinuousClock.now + .seconds(10)
         while !canConnect(port: port) {
             guard ContinuousClock.now < deadline else { throw BenchError("mosquitto did not start") }
@@ -58,46 +62,11 @@ final class Broker: Sendable {
         }
     }
 
+    /// Stops the broker (SIGTERM; it saves its persistence file) and waits until it has exited.
     func stop() {
-        guard let child = pid.withLock({ pid -> pid_t? in defer { pid = nil }; return pid }) else { return }
-        kill(child, SIGTERM)
-        var status: Int32 = 0
-        waitpid(child, &status, 0)
+        let child = process.withLock { process -> ChildProcess? in defer { process = nil }; return process }
+        child?.terminate(timeout: .seconds(60))
     }
-}
-
-/// Starts `executable` with its output appended to `log`, or its standard output to `output` (a
-/// descriptor) and only its standard error to `log`.
-func spawn(_ executable: String, _ arguments: [String], log: String, output: Int32? = nil) throws -> pid_t {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    if let output {
-        posix_spawn_file_actions_adddup2(&actions, output, 1)
-        posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-    } else {
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-    }
-    // The child starts with no signal blocked and SIGTERM at its default, whatever the thread
-    // that spawns it blocks (the concurrency pool's threads block signals).
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var none = sigset_t()
-    sigemptyset(&none)
-    posix_spawnattr_setsigmask(&attributes, &none)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for number in [SIGTERM, SIGINT, SIGPIPE] { sigaddset(&defaults, number) }
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-    defer { for pointer in argv { free(pointer) } }
-    var pid: pid_t = 0
-    let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
-    guard result == 0 else { throw BenchError("posix_spawn \(executable): errno \(result)") }
-    return pid
 }
 
 func freePort() throws -> Int {

@@ -1,3 +1,4 @@
+import ChildProcess
 import EpollLoop
 import NotifyBus
 import NotifyBusMQTT
@@ -90,28 +91,5 @@ func idle(duration: Duration = .seconds(33), keepalive: Int = 10) async throws {
 
 /// The voluntary context switches of this process's thread named `name`.
 func switches(ofThreadNamed name: String) -> Int? {
-    guard let directory = opendir("/proc/self/task") else { return nil }
-    defer { closedir(directory) }
-    while let entry = readdir(directory) {
-        let id = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        guard Int(id) != nil, let comm = readText("/proc/self/task/\(id)/comm"), comm.hasPrefix(name) else { continue }
-        for line in (readText("/proc/self/task/\(id)/status") ?? "").split(separator: "\n")
-        where line.hasPrefix("voluntary_ctxt_switches:") {
-            return Int(line.split(separator: "\t").last ?? "")
-        }
-    }
-    return nil
-}
-
-func readText(_ path: String) -> String? {
-    guard let file = fopen(path, "r") else { return nil }
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let count = fread(&chunk, 1, chunk.count, file)
-        bytes += chunk[0..<count]
-        if count < chunk.count { break }
-    }
-    return String(decoding: bytes, as: UTF8.self)
+    ProcessStats.threads(of: getpid()).first { $0.name.hasPrefix(name) }.map { Int($0.voluntarySwitches) }
 }

@@ -1,3 +1,4 @@
+import ChildProcess
 import EpollLoop
 import NotifyBus
 import NotifyBusMQTT
@@ -153,7 +154,7 @@ func fleetRun(link: Bool, watcher: String, hosts: Int, keys: Int, changes: Int, 
     let before = SysCounters(counters)
     let notificationsBefore = watch.progress.notifications.load(ordering: .acquiring)
     let readerBefore = await watch.readerCPU()
-    let brokerBefore = broker.processID.flatMap(cpuTime(ofProcess:))
+    let brokerBefore = broker.processID.flatMap { ProcessStats.cpuTime(of: $0) }
     let cpuBefore = processCPU()
     let acknowledgedBefore = raws.reduce(0) { $0 + $1.acknowledged.load(ordering: .relaxed) }
 
@@ -189,7 +190,7 @@ func fleetRun(link: Bool, watcher: String, hosts: Int, keys: Int, changes: Int, 
     let reached = watch.progress.allFinal
     let readerCPU = await watch.readerCPU() - readerBefore
     let cpuHosts = processCPU() - cpuBefore - readerCPU
-    let brokerCPU = broker.processID.flatMap(cpuTime(ofProcess:)).flatMap { end in brokerBefore.map { end - $0 } }
+    let brokerCPU = broker.processID.flatMap { ProcessStats.cpuTime(of: $0) }.flatMap { end in brokerBefore.map { end - $0 } }
     try await Task.sleep(for: .milliseconds(2200))
     let after = SysCounters(counters)
     let notifications = watch.progress.notifications.load(ordering: .acquiring) - notificationsBefore

@@ -1,3 +1,4 @@
+import ChildProcess
 import EpollLoop
 import Synchronization
 
@@ -9,7 +10,7 @@ import Glibc
 /// read on a loop of its own: every line counted, and each (host, key)'s latest value kept, for
 /// hosts `host-N` and keys `kM`.
 final class WatcherProcess: Sendable {
-    let pid: pid_t
+    private let process: ChildProcess
     let progress: WatcherProgress
     private let loop: EventLoopThread
     private let key = LoopLocalKey<LineReader>()
@@ -22,9 +23,9 @@ final class WatcherProcess: Sendable {
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         defer { close(fds[1]) }
         do {
-            pid = try spawn(
-                executable, ["--mqtt", broker.url, "--mqtt-prefix", prefix, "--json"],
-                log: "\(broker.directory)/notifywatch.log", output: fds[1])
+            process = try ChildProcess(
+                executable: executable, arguments: ["--mqtt", broker.url, "--mqtt-prefix", prefix, "--json"],
+                standardInput: .inherit, standardOutput: .descriptor(fds[1]), standardError: .append("\(broker.directory)/notifywatch.log"))
         } catch {
             close(fds[0])
             throw error
@@ -50,17 +51,14 @@ final class WatcherProcess: Sendable {
 
     /// Ends notifywatch (SIGTERM) and the reading; returns notifywatch's CPU time.
     func stop() async -> Duration {
-        kill(pid, SIGTERM)
-        var status: Int32 = 0
-        var usage = rusage()
-        wait4(pid, &status, 0, &usage)
+        process.terminate(timeout: .seconds(60))
         let key = self.key
         _ = try? await loop.submit { context in
             context[local: key]?.close(context)
             context[local: key] = nil
         }
         await loop.shutdown()
-        return cpuTime(usage)
+        return process.cpuTime ?? .zero
     }
 }
 
@@ -176,25 +174,9 @@ final class LineReader {
     }
 }
 
-/// User and system time of a `rusage`.
-func cpuTime(_ usage: rusage) -> Duration {
-    .microseconds((Int64(usage.ru_utime.tv_sec) + Int64(usage.ru_stime.tv_sec)) * 1_000_000
-        + Int64(usage.ru_utime.tv_usec) + Int64(usage.ru_stime.tv_usec))
-}
-
 /// The CPU time of the calling thread.
 func threadCPU() -> Duration {
     var time = timespec()
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
     return .seconds(Int64(time.tv_sec)) + .nanoseconds(Int64(time.tv_nsec))
-}
-
-/// The CPU time (user and system) process `pid` has used so far, from /proc.
-func cpuTime(ofProcess pid: pid_t) -> Duration? {
-    guard let stat = readText("/proc/\(pid)/stat"), let end = stat.lastIndex(of: ")") else { return nil }
-    let fields = stat[stat.index(after: end)...].split(separator: " ")
-    // After the command: state (field 3), …, utime (14), stime (15), in clock ticks.
-    guard fields.count > 12, let user = Int64(fields[11]), let system = Int64(fields[12]) else { return nil }
-    let ticks = Int64(sysconf(Int32(_SC_CLK_TCK)))
-    return .microseconds((user + system) * 1_000_000 / max(ticks, 1))
 }

@@ -1,3 +1,4 @@
+import ChildProcess
 import NotifyBus
 import NotifyBusSources
 import Synchronization
@@ -128,7 +129,7 @@ do { loop = try SourceLoop(name: "memory") } catch {
 @MainActor func bareWakes(_ poller: ChildProcess, within milliseconds: Int) throws -> [UInt64] {
     var wakes: [UInt64] = []
     var timeout = milliseconds
-    while let line = poller.readLine(timeoutMilliseconds: timeout) {
+    while let line = poller.readLine(timeout: .milliseconds(timeout)) {
         if line == "error" { throw BenchError("the bare program's trigger reports an error") }
         if line.hasPrefix("some "), let time = UInt64(line.dropFirst(5)) { wakes.append(time) }
         timeout = 0
@@ -139,13 +140,13 @@ do { loop = try SourceLoop(name: "memory") } catch {
 /// One sample: the hog started in the group, both receivers' first wake-ups, the return to normal.
 @MainActor func measure(half: Int, poller: ChildProcess) throws -> Sample {
     var sample = Sample(half: half)
-    let hog = try ChildProcess([pollProgram, "hog", dataFile] + groups.procsFiles)
+    let hog = try ChildProcess(executable: pollProgram, arguments: ["hog", dataFile] + groups.procsFiles)
     defer { hog.terminate() }
-    guard hog.readLine(timeoutMilliseconds: 60_000) == "ready" else { throw BenchError("the hog did not get ready") }
+    guard hog.readLine(timeout: .seconds(60)) == "ready" else { throw BenchError("the hog did not get ready") }
     _ = try bareWakes(poller, within: 10)
     let mark = monotonicNanoseconds()
     hog.send("go")
-    guard let loading = hog.readLine(timeoutMilliseconds: 10_000), loading.hasPrefix("loading "),
+    guard let loading = hog.readLine(timeout: .seconds(10)), loading.hasPrefix("loading "),
           let start = UInt64(loading.dropFirst(8))
     else { throw BenchError("the hog did not start loading") }
     sample.start = start
@@ -179,9 +180,9 @@ do { loop = try SourceLoop(name: "memory") } catch {
 @MainActor func run() async throws -> [Sample] {
     var samples: [Sample] = []
     var sourceTask = try await startSource()
-    let poller = try ChildProcess([pollProgram, "poll", groups.pressureFile])
+    let poller = try ChildProcess(executable: pollProgram, arguments: ["poll", groups.pressureFile])
     defer { poller.terminate() }
-    guard poller.readLine(timeoutMilliseconds: 10_000) == "armed" else { throw BenchError("the bare program did not arm its trigger") }
+    guard poller.readLine(timeout: .seconds(10)) == "armed" else { throw BenchError("the bare program did not arm its trigger") }
     let firstHalf = (options.samples + 1) / 2
     for index in 0..<options.samples {
         let half = index < firstHalf ? 0 : 1
