@@ -44,8 +44,6 @@ let package = Package(
         .executable(name: "notifybusd", targets: ["notifybusd"]),
     ],
     dependencies: [
-        // Tests/TestSupport's child processes (shared with the benchmark packages); nothing shipped uses it.
-        .package(path: "Packages/ChildProcess"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -160,12 +158,16 @@ let package = Package(
             name: "LiveAppExample", dependencies: ["NotifyBus", "NotifyBusSources"], path: "Examples/LiveApp"),
 
         // Tests. Debian packages they need: scripts/system-packages.txt.
+        // One child-process type, the sources of Packages/ChildProcess (a package of its own for the
+        // benchmark packages): a target here and not a dependency on that package, since a package
+        // fetched by URL may not depend on one by path. No product, so nothing shipped reaches it.
+        .target(name: "ChildProcess", path: "Packages/ChildProcess/Sources/ChildProcess"),
         // Child processes, private buses, umockdev test beds and the real daemons, for every test target.
         .target(
             name: "TestSupport",
             dependencies: [
                 "NotifyBus", "NotifyBusSources", "DBus", .product(name: "Logging", package: "swift-log"),
-                .product(name: "ChildProcess", package: "ChildProcess"),
+                "ChildProcess",
             ],
             path: "Tests/TestSupport", exclude: ["Fixtures"]),
         // Runs the power or display source in a child process under umockdev's LD_PRELOAD.
