@@ -1,3 +1,4 @@
+import BenchDBus
 #if canImport(Glibc)
 import Glibc
 #endif
