@@ -10,7 +10,10 @@
 #   attacks  a well-behaved subscriber's live latency (p50, p99) and notifybusd's peak memory under
 #            each hostile client of the specification (D-Bus interface) (an attacker process at full speed: 8 MB and 30 MB
 #            bodies, patterns at the limits, Subscribe/Cancel pairs, a mixed flood, a client that
-#            never reads, a stopped one) vs the same subscriber with no attacker and the daemon idle
+#            never reads, a stopped one) vs the same subscriber with no attacker and the daemon idle;
+#            and another client's `Get Version` (p99), where the attacker's messages pass 8 MiB (b, h:
+#            30 MB bodies) vs a plain libdbus service (`DaemonBench plain`) on the same bus under the
+#            same attacker in the same run (both p99s and their ratio)
 # The idle cost and memory are scripts/measure-idle-daemon's.
 #
 #   Benchmarks/daemon-bench.sh                       # all four; Markdown on stdout, progress on stderr

@@ -11,14 +11,14 @@ extension BusService {
                 DBusMethod(
                     "Subscribe", arguments: [.init("patterns", "as"), .init("options", "a{sv}")],
                     results: [.init("subscription", "o")], precheck: Self.patternCount(of: "Subscribe")
-                ) { [weak self] call in self?.subscribe(call) },
+                ) { [weak self] call in self?.later(call, BusService.subscribe) },
                 DBusMethod("GetValue", arguments: [.init("key", "s")], results: [.init("value", "s")]) {
                     [weak self] call in self?.getValue(call)
                 },
                 DBusMethod(
                     "Snapshot", arguments: [.init("patterns", "as")], results: [.init("values", "a(ss)")],
                     precheck: Self.patternCount(of: "Snapshot")
-                ) { [weak self] call in self?.snapshot(call) },
+                ) { [weak self] call in self?.later(call, BusService.snapshot) },
             ],
             properties: [
                 DBusProperty("Sources", "a(sss)", emitsChange: true) { [weak self] in
@@ -87,6 +87,7 @@ extension BusService {
 
     // MARK: Methods of the bus object
 
+    /// `Subscribe`, in its turn in the backlog.
     private func subscribe(_ call: DBusMethodCall) {
         let request: SubscribeRequest
         do {
@@ -107,6 +108,7 @@ extension BusService {
         call.reply([.string(value.jsonText)])
     }
 
+    /// `Snapshot`, in its turn in the backlog.
     private func snapshot(_ call: DBusMethodCall) {
         let patterns: [KeyPattern]
         do {

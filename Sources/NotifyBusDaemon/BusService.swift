@@ -12,7 +12,10 @@ import SystemSupport
 /// bounds, and what is suspended are `SubscriptionTable`'s; this type carries them out: it asks
 /// the bus who a caller is, makes and cancels the bus subscriptions, follows each owner (its
 /// leaving the bus, its process's life through `ProcessLifeWatcher`), answers the calls that
-/// waited, and sends each subscription's events as unicast `Events` signals.
+/// waited, and sends each subscription's events as unicast `Events` signals. `Subscribe` and
+/// `Snapshot`, whose patterns are parsed and matched against every key, wait in a backlog
+/// (`CallBacklog`) worked through in slices between the loop's rounds, so that the cheap calls
+/// read behind a burst of them (another client's `Get`) are answered first.
 ///
 /// One event's path: a source publishes → the subscription says it has events ready (on the
 /// publishing thread) → on this loop, `deliver` checks the owner's process can run (a stop is
@@ -65,6 +68,9 @@ final class BusService {
     var sources: [(name: String, status: String, reason: String)] = []
     /// Whether the heap is to be trimmed at the end of this round of the loop.
     var trimScheduled = false
+    /// `Subscribe` and `Snapshot` calls waiting for their patterns to be parsed and matched, so
+    /// that the cheap calls read behind a burst of them are answered first.
+    var backlog = CallBacklog<Backlogged>()
 
     init(
         connection: DBusConnection, bus: NotificationBus, loop: EventLoopThread, context: LoopContext,
@@ -107,6 +113,7 @@ final class BusService {
 
     /// Cancels every subscription and takes every object away.
     func stop() {
+        dropBacklog()
         for owner in Array(table.owners.keys) { perform(table.ownerLeft(owner)) }
         if let leaving { connection.cancel(leaving) }
         leaving = nil

@@ -20,6 +20,13 @@ import Glibc
 /// time of every process in that window. Then the peak, whether the daemon still answers `Get
 /// Version`, the attacker's report, the daemon's size a second after the attacker left, and its log.
 ///
+/// Where the attacker's largest message is larger than 8 MiB (b and h: 30 MB bodies), the bound on
+/// `Get Version` is a plain libdbus service's answer time under the same load, measured in the same
+/// run (specification: D-Bus interface, "Responsiveness"): then `DaemonBench plain` starts on the same bus, a second
+/// attacker of the same kind sends the same calls to it (`--destination`), a second probe asks it
+/// for `Version`, and the subscriber's signals go on through notifybusd as before, for as long as
+/// the daemon's window lasted (after the same `settle`).
+///
 /// Goals (Benchmarks/README.md, "Targets"): p99 under attack ≤ 2× the p99 with no attacker (all the
 /// daemons' runs with no attacker pooled; each daemon's own is shown beside it), and peak ≤ idle +
 /// 32 MiB + twice the attacker's largest message + its held entries (1 KiB each).
@@ -64,6 +71,10 @@ struct AttackBenchmark {
         /// failed, p50, p99 and slowest (ns), as `VersionProbe` reports them.
         var probeQuiet: [Int64] = []
         var probeAttacked: [Int64] = []
+        /// The plain libdbus service's `Get Version` calls under the same attack (messages past 8
+        /// MiB only), as `probeAttacked`; and its attacker's `report` words.
+        var probePlain: [Int64] = []
+        var plainReport: [String] = []
         /// What notifybusd logged from the attacker's start until a second after it left.
         var log: [Substring] = []
     }
@@ -157,7 +168,60 @@ struct AttackBenchmark {
         usleep(1_000_000)
         outcome.after = settledResident(pid)
         outcome.log = (readText(daemonLog) ?? "").utf8.dropFirst(logStart).split(separator: UInt8(ascii: "\n")).map { Substring($0) }
+        if outcome.largestMessage > Self.anchoredMessage {
+            (outcome.probePlain, outcome.plainReport) = try plainService(under: attack, testbed, subscriber, window: outcome.window)
+        }
         return outcome
+    }
+
+    /// Past this size of the attacker's largest message (8 MiB), `Get Version`'s bound is the plain
+    /// libdbus service's answer time under the same attack.
+    static let anchoredMessage = 8 << 20
+
+    /// `DaemonBench plain` on the same bus under an attacker of `attack`'s kind sending it the same
+    /// calls, its `Version` asked by a probe of its own, the subscriber's signals going on through
+    /// notifybusd meanwhile, for `window` ns after `settle` ms: the probe's report and the attacker's.
+    private func plainService(
+        under attack: Attack, _ testbed: Testbed, _ subscriber: ChildProcess, window: Int64
+    ) throws(BenchError) -> (probe: [Int64], report: [String]) {
+        let line = Array("DaemonBench attacks: \(attack.letter) against the plain libdbus service\n".utf8)
+        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        let name = PlainService.defaultName
+        let plain = try ChildProcess(
+            [executable, "plain", "--address", testbed.address, "--name", name], standardError: "\(testbed.directory)/plain.log")
+        defer { plain.terminate() }
+        guard plain.readLine(timeoutMilliseconds: 20_000, meanwhile: testbed.portal.serve) == "ready" else {
+            throw BenchError("the plain service did not start: \(readText("\(testbed.directory)/plain.log") ?? "")")
+        }
+        let probe = try ChildProcess(
+            [executable, "probe", "--address", testbed.address, "--destination", name], standardError: "\(testbed.directory)/plain-probe.log")
+        defer { probe.terminate() }
+        guard probe.readLine(timeoutMilliseconds: 20_000, meanwhile: testbed.portal.serve) == "ready" else {
+            throw BenchError("the plain service's probe did not start: \(readText("\(testbed.directory)/plain-probe.log") ?? "")")
+        }
+        let log = "\(testbed.directory)/plain-attacker.log"
+        let attacker = try ChildProcess(
+            [executable, "attacker", "--kind", attack.kind.rawValue, "--address", testbed.address, "--destination", name] + attack.options,
+            standardError: log)
+        defer { attacker.terminate() }
+        guard let ready = attacker.readLine(timeoutMilliseconds: 120_000, meanwhile: testbed.portal.serve), ready.hasPrefix("ready") else {
+            throw BenchError("the attacker (\(attack.kind.rawValue)) of the plain service did not start: \(readText(log) ?? "")")
+        }
+        attacker.send("go")
+        let settled = monotonicNanoseconds() + Int64(settle) * 1_000_000
+        while monotonicNanoseconds() < settled {
+            testbed.portal.serve()
+            usleep(10_000)
+        }
+        _ = probeReport(probe, testbed)
+        _ = try pings(testbed, subscriber, count: .max - warmup, deadline: monotonicNanoseconds() + window)
+        let report = probeReport(probe, testbed)
+        attacker.send("stop")
+        var words: [String] = []
+        if let line = attacker.readLine(timeoutMilliseconds: 30_000, meanwhile: testbed.portal.serve), line.hasPrefix("report ") {
+            words = line.split(separator: " ").dropFirst().map(String.init)
+        }
+        return (report, words)
     }
 
     /// `warmup` signals then `count` measured ones (until `deadline`), one at a time; `sample`

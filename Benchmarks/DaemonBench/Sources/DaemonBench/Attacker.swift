@@ -10,6 +10,11 @@ import Glibc
 /// next one leaves as soon as an answer comes) until `stop`; then it prints one line:
 /// `report <sent> <answered> <Events received> <answers by name, name=count,…>`.
 ///
+/// `--destination NAME` sends its calls to another service than notifybusd (`org.notifybus.Bus1`):
+/// the plain libdbus service that anchors `Get Version`'s answer times behind large bodies
+/// (`DaemonBench plain`), for the kinds that need no subscription of their own (`snapshot`, `body`,
+/// `burst`).
+///
 /// The kinds (what `AttackBenchmark` names a to h):
 /// - `snapshot`: `Snapshot` of 1,000,000 one-letter patterns (an 8 MB body), 2 in flight;
 /// - `body`: a 30 MB `ay` (`--bytes`) to `/org/notifybus/Bus1/no/such/object`, 2 in flight;
@@ -37,6 +42,8 @@ final class Attacker {
 
     private let kind: Kind
     private let address: String
+    /// Where its calls go (`--destination`; `snapshot`, `body` and `burst`).
+    private let destination: String
     /// How many new connections each burst opens (`burst`).
     private let fresh: Int
     private let connections: [RawConnection]
@@ -63,14 +70,15 @@ final class Attacker {
     init(arguments: Arguments) throws(BenchError) {
         kind = try arguments.choice("kind", default: .mixed)
         address = arguments.string("address", default: "")
+        destination = arguments.string("destination", default: Self.bus)
         fresh = max(1, arguments.integer("fresh", default: 4))
         var connections = [try RawConnection(address: address)]
         switch kind {
         case .snapshot:
-            prepared = [.call(destination: Self.bus, path: Self.busPath, interface: Self.bus, member: "Snapshot", repeating: "a", count: 1_000_000)]
+            prepared = [.call(destination: destination, path: Self.busPath, interface: Self.bus, member: "Snapshot", repeating: "a", count: 1_000_000)]
         case .body, .burst:
             prepared = [.call(
-                destination: Self.bus, path: Self.busPath + "/no/such/object", interface: Self.bus, member: "Subscribe",
+                destination: destination, path: Self.busPath + "/no/such/object", interface: Self.bus, member: "Subscribe",
                 zeroBytes: arguments.integer("bytes", default: 30_000_000))]
         case .mixed:
             prepared = [
@@ -196,7 +204,9 @@ final class Attacker {
                     var waiting = Set<UInt32>()
                     for _ in 0..<64 {
                         made += 1
-                        waiting.insert(connection.send(Self.call("Subscribe", [.strings(Self.longPatterns(made)), .vardict([])])))
+                        waiting.insert(connection.send(.call(
+                            destination: destination, path: Self.busPath, interface: Self.bus, member: "Subscribe",
+                            [.strings(Self.longPatterns(made)), .vardict([])])))
                     }
                     sent += 64
                     group.append((connection, waiting))

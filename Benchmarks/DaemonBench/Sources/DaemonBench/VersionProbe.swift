@@ -4,7 +4,8 @@ import Glibc
 #endif
 
 /// `DaemonBench probe --address A`: another well-behaved client, as the specification's
-/// responsiveness names it: on a connection of its own, `Get` of the daemon's `Version` every
+/// responsiveness names it: on a connection of its own, `Get` of the daemon's `Version` (or,
+/// with `--destination NAME`, of the plain service's that anchors it, `DaemonBench plain`) every
 /// `--interval` ms (10), each call waiting at most 10 s. On `report` (standard input) it prints
 /// the samples since the last report and starts again: `probe <calls> <failed> <p50 ns> <p99 ns>
 /// <slowest ns>`, a call that fails or answers another version counting as failed (its time
@@ -12,6 +13,7 @@ import Glibc
 final class VersionProbe {
     private let connection: RawConnection
     private let interval: Int32
+    private let destination: String
     private var samples: [Int64] = []
     private var failed = 0
     private var input: [UInt8] = []
@@ -19,6 +21,7 @@ final class VersionProbe {
     init(arguments: Arguments) throws(BenchError) {
         connection = try RawConnection(address: arguments.string("address", default: ""))
         interval = Int32(max(1, arguments.integer("interval", default: 10)))
+        destination = arguments.string("destination", default: Testbed.busName)
     }
 
     /// Probes until its standard input ends.
@@ -28,7 +31,7 @@ final class VersionProbe {
         while true {
             let started = monotonicNanoseconds()
             let reply = try? connection.call(
-                destination: Testbed.busName, path: Testbed.busPath, interface: "org.freedesktop.DBus.Properties",
+                destination: destination, path: Testbed.busPath, interface: "org.freedesktop.DBus.Properties",
                 member: "Get", [.string(Testbed.busName), .string("Version")])
             samples.append(monotonicNanoseconds() - started)
             if case .variant(.uint32(2))? = reply?.first {} else { failed += 1 }

@@ -16,7 +16,8 @@ let usage = """
            DaemonBench subscriber --address ADDR --kind raw|daemon|unicast [options]   (started by the others)
            DaemonBench sender --address ADDR --destinations NAME,… [options]           (started by fanout)
            DaemonBench attacker --address ADDR --kind KIND [options]                   (started by attacks)
-           DaemonBench probe --address ADDR [--interval MS]                            (started by attacks)
+           DaemonBench probe --address ADDR [--interval MS] [--destination NAME]      (started by attacks)
+           DaemonBench plain --address ADDR [--name NAME]                              (started by attacks)
     """
 
 do {
@@ -31,6 +32,7 @@ do {
     case "sender": try SignalSender(arguments: arguments).run()
     case "attacker": try Attacker(arguments: arguments).run()
     case "probe": try VersionProbe(arguments: arguments).run()
+    case "plain": try PlainService(arguments: arguments).run()
     case "fanout": try FanOutBenchmark(arguments: arguments, executable: ownExecutable()).run()
     case "attacks": try AttackBenchmark(arguments: arguments, executable: ownExecutable()).run()
     case "idle": try IdleBenchmark(arguments: arguments, executable: ownExecutable()).run()
