@@ -8,14 +8,14 @@ public final class PlainVersionService: Sendable {
     public static let defaultName = "org.notifybus.test.PlainVersion"
     public let bus: PrivateBus
     public let name: String
-    public let process: Spawned
+    public let process: ChildProcess
 
     /// Starts it on `bus` and waits until it owns `name`; throws at once when it exits instead.
     public init(bus: PrivateBus, name: String = defaultName) async throws {
         self.bus = bus
         self.name = name
         let log = "\(bus.directory)/plain-version-service.log"
-        let process = try Spawned(
+        let process = try ChildProcess(
             "/usr/bin/python3", [Paths.fixtures + "/plain_version_service.py", name],
             environment: bus.environment(extra: ["PYTHONDONTWRITEBYTECODE": "1", "DBUS_SESSION_BUS_ADDRESS": bus.address]),
             log: log)
