@@ -23,9 +23,10 @@ import Musl
 /// ## Threads
 /// Two loop threads (`notifybus-exec0`, `notifybus-exec1`), one on a single core. The programs'
 /// tasks mostly wait on the sources' own loops and do little work each, so one thread would
-/// carry them; the second keeps every other task running while one job blocks for a while (a
-/// file read, a synchronous call into a library). Idle threads cost no wake-ups, but a thread per
-/// core (eight on a phone) would only add stacks and hand-offs between them.
+/// carry them; with two, a job that blocks for a while (a file read, a synchronous call into a
+/// library) stalls only the jobs queued on its thread, and the tasks sent to the other keep
+/// running. Idle threads cost no wake-ups, but a thread per core (eight on a phone) would only
+/// add stacks and hand-offs between them.
 ///
 /// A job enqueued on one of these threads (the continuation of a task that runs there, a task it
 /// starts, a task group's child) runs on that same thread, after the events of the current round:
