@@ -141,6 +141,8 @@ final class LoopTaskExecutor: TaskExecutor, SchedulingExecutor {
         enqueue(job, afterNanoseconds: Self.nanoseconds(delay))
     }
 
+    /// Runs `job` after `nanoseconds`; should every loop have stopped, now on the caller's thread
+    /// (the sleep ends early rather than never).
     private func enqueue(_ job: consuming ExecutorJob, afterNanoseconds nanoseconds: UInt64) {
         let job = UnownedJob(job)
         if !schedule(job, after: nanoseconds) { job.runSynchronously(on: asUnownedTaskExecutor()) }
