@@ -13,7 +13,8 @@ typedef struct notifybus_global_executor {
     /// A job to run after `nanoseconds` (`swift_task_enqueueGlobalWithDelay`: `Task.sleep(nanoseconds:)`).
     bool (*_Nonnull enqueue_after)(uint64_t nanoseconds, void *_Nonnull job);
     /// A job to run at a deadline of the runtime's clock `clock` (`swift_task_enqueueGlobalWithDeadline`:
-    /// `Task.sleep(for:)`, `Task.sleep(until:)`, the clocks' `sleep`); the tolerance is not passed on.
+    /// `Task.sleep(for:)` and the clocks' `sleep` before Swift 6.3, which asks the current executor
+    /// for a `SchedulingExecutor` first); the tolerance is not passed on.
     bool (*_Nonnull enqueue_at)(int64_t seconds, int64_t nanoseconds, int32_t clock, void *_Nonnull job);
 } notifybus_global_executor;
 
