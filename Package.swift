@@ -8,7 +8,7 @@ import PackageDescription
 //   C shims         CUdev, CDBus, CEpollLoop, CConcurrencyHook, CMosquitto, CWaylandClient,
 //                   CForeignToplevel (the wlr foreign-toplevel protocol's interface description)
 //   system wrappers Udev, DBus, EpollLoop, Mosquitto, Wayland   each owns its C objects; no C above them
-//                   NIOGlobalExecutor   SwiftNIO's event loops as Swift concurrency's global executor
+//                   LoopExecutor        Swift concurrency's global executor on EpollLoop's loop threads
 //   system helpers  SystemSupport       the C library calls the layers above share: small files,
 //                                       inotify, cgroups, wall time and RFC 3339, signals, logging to stderr
 //   sources         NotifyBusSources    udev and D-Bus sources, each a `Service`
@@ -47,7 +47,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -69,8 +68,8 @@ let package = Package(
         // zwlr_foreign_toplevel_manager_v1 protocol's interface description on it.
         .systemLibrary(name: "CWaylandClient", pkgConfig: "wayland-client", providers: [.apt(["libwayland-dev"])]),
         .target(name: "CForeignToplevel", dependencies: ["CWaylandClient"]),
-        // Sets the Swift runtime's global-enqueue hook by its address (also where the runtime is
-        // linked statically and does not export it).
+        // Sets the Swift runtime's global-enqueue hooks (delays included) by their addresses (also
+        // where the runtime is linked statically and does not export them).
         .target(name: "CConcurrencyHook"),
 
         // System wrappers.
@@ -79,13 +78,7 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus", "EpollLoop"]),
         .target(name: "Mosquitto", dependencies: ["CMosquitto", "EpollLoop"]),
         .target(name: "Wayland", dependencies: ["CWaylandClient", "CForeignToplevel", "EpollLoop"]),
-        .target(
-            name: "NIOGlobalExecutor",
-            dependencies: [
-                "CConcurrencyHook", .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ]
-        ),
+        .target(name: "LoopExecutor", dependencies: ["CConcurrencyHook", "EpollLoop"]),
 
         // System helpers: the C library calls the sources, the daemon and the tools share.
         .target(name: "SystemSupport", dependencies: ["EpollLoop", .product(name: "Logging", package: "swift-log")]),
@@ -138,7 +131,7 @@ let package = Package(
             name: "notifywatch",
             dependencies: [
                 "NotifyBus", "NotifyBusLog", "NotifyBusSources", "NotifyBusClient", "NotifyBusProtocol", "DBus", "EpollLoop",
-                "SystemSupport", "NIOGlobalExecutor", "NotifyBusMQTT",
+                "SystemSupport", "LoopExecutor", "NotifyBusMQTT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -147,7 +140,7 @@ let package = Package(
             name: "notifybusd",
             dependencies: [
                 "NotifyBusDaemon", "NotifyBusSources", "NotifyBusMQTT", "NotifyBusLifecycle", "DBus", "EpollLoop",
-                "SystemSupport", "NIOGlobalExecutor",
+                "SystemSupport", "LoopExecutor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -180,6 +173,10 @@ let package = Package(
         .testTarget(name: "NotifyBusTests", dependencies: ["NotifyBus"]),
         .testTarget(name: "NotifyBusLogTests", dependencies: ["NotifyBus", "NotifyBusLog"], exclude: ["Fixtures"]),
         .testTarget(name: "EpollLoopTests", dependencies: ["EpollLoop"]),
+        // The executor installed in a child process of its own (the hook is the process's, once):
+        // tasks, sleeps, its threads, no idle wake-up.
+        .executableTarget(name: "LoopExecutorProbe", dependencies: ["LoopExecutor"], path: "Tests/LoopExecutorProbe"),
+        .testTarget(name: "LoopExecutorTests", dependencies: ["LoopExecutorProbe", "TestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport", "EpollLoop"]),
         .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport", "EpollLoop", "TestSupport"]),
         .testTarget(

@@ -4,9 +4,10 @@ extension EventLoopThread {
     /// Waits `duration` on this loop's timers, and returns early when the task is cancelled or
     /// the loop stops.
     ///
-    /// Unlike `Task.sleep`, it starts nothing of libdispatch's: `Task.sleep` on Linux schedules
-    /// the wake-up with `dispatch_after`, which starts libdispatch's worker pool, whose monitor
-    /// then wakes the process once a second for as long as it runs.
+    /// Unlike `Task.sleep` on the default executor, it starts nothing of libdispatch's: there
+    /// `Task.sleep` schedules the wake-up with `dispatch_after`, which starts libdispatch's worker
+    /// pool, whose monitor then wakes the process once a second for as long as it runs. (Where
+    /// `LoopExecutor` is installed, `Task.sleep` runs on its loops' timers as well.)
     public func sleep(for duration: Duration) async {
         let wait = SleepState()
         await withTaskCancellationHandler {

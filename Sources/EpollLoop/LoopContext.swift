@@ -66,13 +66,18 @@ public final class LoopContext {
         var failure: EventLoopError?
         running: while true {
             if timersChanged { rearmTimer() }
+            // Jobs queued while the loop was awake came without an eventfd write: they make this
+            // round's wait a poll, and run after its events.
+            let sleeping = soon.isEmpty
+            let jobsWaiting = shared.queue.withLock { $0.prepareToWait(sleeping: sleeping) }
             let count: Int
             do {
-                count = try waitForEvents(into: &events, timeout: soon.isEmpty ? -1 : 0)
+                count = try waitForEvents(into: &events, timeout: sleeping && !jobsWaiting ? -1 : 0)
             } catch {
                 failure = error
                 break running
             }
+            shared.queue.withLock { $0.loopAwake = true }
             for index in 0..<count {
                 let token = events[index].data.u64
                 let mask = events[index].events
@@ -87,6 +92,7 @@ public final class LoopContext {
                     dispatch(fd: Int32(bitPattern: UInt32(truncatingIfNeeded: token)), mask: mask)
                 }
             }
+            if jobsWaiting && runJobs() { break running }
             runSoonWork()
         }
         if failure != nil {

@@ -63,6 +63,10 @@ struct JobQueue {
     var jobs: [LoopJob] = []
     /// Whether the eventfd was written since the loop last took the jobs (to write it once).
     var wakePending = false
+    /// Whether the loop thread is awake and looks at the queue before it sleeps again: a job
+    /// queued then needs no eventfd write (the common case of a job queued by the loop's own
+    /// jobs and handlers). Cleared by `prepareToSleep()`, set again when `epoll_wait` returns.
+    var loopAwake = true
     /// Tasks waiting in `EventLoopThread.shutdown()`.
     var exitWaiters: [CheckedContinuation<Void, Never>] = []
     /// Why the loop stopped by itself, if it did.
@@ -72,18 +76,30 @@ struct JobQueue {
     mutating func enqueue(_ job: @escaping LoopJob) -> Result<Bool, EventLoopError> {
         guard phase == .running else { return .failure(failure ?? .shutDown) }
         jobs.append(job)
-        if wakePending { return .success(false) }
-        wakePending = true
-        return .success(true)
+        return .success(needsWake())
     }
 
     /// Asks the loop to stop. Returns whether the caller must wake the loop.
     mutating func requestStop() -> Bool {
         guard phase == .running else { return false }
         phase = .stopping
-        if wakePending { return false }
+        return needsWake()
+    }
+
+    /// Whether whoever changed the queue must write the eventfd (once, and only to a loop that
+    /// may be asleep).
+    private mutating func needsWake() -> Bool {
+        if wakePending || loopAwake { return false }
         wakePending = true
         return true
+    }
+
+    /// The loop is about to wait (`sleeping`: with no timeout). Returns whether jobs or a stop
+    /// wait for it, to run after a poll; when none do and it will sleep, marks it asleep.
+    mutating func prepareToWait(sleeping: Bool) -> Bool {
+        if !jobs.isEmpty || phase != .running { return true }
+        if sleeping { loopAwake = false }
+        return false
     }
 
     /// Takes every queued job, and whether the loop should stop after running them.

@@ -4,7 +4,7 @@ import Glibc
 import ArgumentParser
 import EpollLoop
 import Logging
-import NIOGlobalExecutor
+import LoopExecutor
 import NotifyBusDaemon
 import NotifyBusLifecycle
 import NotifyBusMQTT
@@ -12,13 +12,13 @@ import NotifyBusSources
 import ServiceLifecycle
 import SystemSupport
 
-/// The entry point: Swift concurrency's global executor becomes SwiftNIO's event loops before
-/// anything runs, so an idle daemon wakes for nothing (the default executor on Linux re-arms a
-/// one-second libdispatch timer for as long as the program runs).
+/// The entry point: Swift concurrency's global executor, `Task.sleep` included, becomes the
+/// project's own epoll loop threads before anything runs, so an idle daemon wakes for nothing (the
+/// default executor on Linux re-arms a one-second libdispatch timer for as long as the program runs).
 @main
 enum Main {
     static func main() async {
-        NIOGlobalExecutor.install()
+        LoopExecutor.install()
         await NotifyBusd.main()
     }
 }

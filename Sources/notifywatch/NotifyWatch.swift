@@ -1,13 +1,13 @@
 import ArgumentParser
-import NIOGlobalExecutor
+import LoopExecutor
 
-/// The entry point: Swift concurrency's global executor becomes SwiftNIO's event loops before
-/// anything runs, so an idle watcher wakes for nothing (the default executor on Linux re-arms a
-/// one-second libdispatch timer for as long as the program runs).
+/// The entry point: Swift concurrency's global executor, `Task.sleep` included, becomes the
+/// project's own epoll loop threads before anything runs, so an idle watcher wakes for nothing (the
+/// default executor on Linux re-arms a one-second libdispatch timer for as long as the program runs).
 @main
 enum Main {
     static func main() async {
-        NIOGlobalExecutor.install()
+        LoopExecutor.install()
         await NotifyWatch.main()
     }
 }

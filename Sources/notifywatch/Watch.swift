@@ -172,7 +172,8 @@ struct Watch: AsyncParsableCommand {
                 }
             }
             // Each source's first status, then the current values, then live notifications.
-            let statuses = await sources.firstStatuses(timeout: .seconds(5)) { await loop.sleep(for: $0) }
+            // Task.sleep runs on LoopExecutor's timers (NotifyWatch.swift installs it), not libdispatch's.
+            let statuses = await sources.firstStatuses(timeout: .seconds(5))
             for (source, status) in zip(sources, statuses) {
                 output.source(source.name, status, at: bus.clock.now())
             }

@@ -78,6 +78,48 @@ extension Substring {
     }
 }
 
+/// A job that queues itself again on its loop until stopped (or `limit` steps).
+private final class JobChain: Sendable {
+    private let loop: EventLoopThread
+    private let limit: Int
+    private let state = Mutex((steps: 0, stopped: false))
+
+    init(loop: EventLoopThread, limit: Int) {
+        self.loop = loop
+        self.limit = limit
+    }
+
+    func step() {
+        let again = state.withLock { state in
+            state.steps += 1
+            return !state.stopped && state.steps < limit
+        }
+        if again { try? loop.execute { _ in self.step() } }
+    }
+
+    func stop() { state.withLock { $0.stopped = true } }
+
+    /// Whether `count` steps ran within 5 s.
+    func waitForSteps(atLeast count: Int) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            if state.withLock({ $0.steps }) >= count { return true }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return false
+    }
+
+    /// The steps run when it was stopped, or `nil` if it was not within 5 s.
+    func waitUntilStopped() async -> Int? {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            if let steps = state.withLock({ $0.stopped ? $0.steps : nil }) { return steps }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return nil
+    }
+}
+
 @Suite("EventLoopThread")
 struct EventLoopThreadTests {
     @Test func jobsRunInOrderOnTheLoopThread() async throws {
@@ -257,6 +299,29 @@ struct EventLoopThreadTests {
         #expect(throws: EventLoopError.shutDown) { try loop.execute { _ in } }
         await #expect(throws: EventLoopError.shutDown) { try await loop.submit { _ in 1 } }
         await loop.shutdown()  // again: returns at once
+    }
+
+    @Test func jobsQueuedByJobsRunAndLeaveRoomForDescriptors() async throws {
+        // Each step queues the next from the loop thread (no eventfd write: the loop is awake),
+        // until the pipe's handler has run: the loop must run the queued steps without being
+        // woken, and poll its descriptors between rounds of them.
+        let loop = try EventLoopThread(name: "test-chain")
+        let (r, w) = makePipe()
+        defer { close(r); close(w) }
+        let chain = JobChain(loop: loop, limit: 1_000_000)
+        _ = try await loop.submit { context in
+            try? context.register(fileDescriptor: r, interest: .readable) { _ in
+                _ = readAll(r)
+                chain.stop()
+            }
+        }
+        try loop.execute { _ in chain.step() }
+        #expect(await chain.waitForSteps(atLeast: 1000))
+        writeByte(w)
+        let steps = await chain.waitUntilStopped()
+        #expect(steps != nil, "the pipe's handler never ran")
+        #expect((steps ?? .max) < 1_000_000)
+        await loop.shutdown()
     }
 
     @Test func idleLoopDoesNotWakeUp() async throws {

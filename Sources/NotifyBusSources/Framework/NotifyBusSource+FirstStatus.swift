@@ -3,7 +3,8 @@ extension NotifyBusSource {
     /// state or found it cannot), or the current one after `timeout`. Run the source first.
     ///
     /// `sleep` waits out the timeout (by default `Task.sleep`; a program that must not start
-    /// libdispatch's timers passes `EventLoopThread.sleep(for:)`).
+    /// libdispatch's timers installs `LoopExecutor`, which runs `Task.sleep` on its loops' timers,
+    /// or passes `EventLoopThread.sleep(for:)`).
     public func firstStatus(
         timeout: Duration, sleep: @escaping @Sendable (Duration) async -> Void = { try? await Task.sleep(for: $0) }
     ) async -> SourceStatus {
