@@ -187,24 +187,24 @@ struct AttackBenchmark {
         let line = Array("DaemonBench attacks: \(attack.letter) against the plain libdbus service\n".utf8)
         _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
         let name = PlainService.defaultName
-        let plain = try ChildProcess(
+        let plain = try ChildProcess.start(
             [executable, "plain", "--address", testbed.address, "--name", name], standardError: "\(testbed.directory)/plain.log")
         defer { plain.terminate() }
-        guard plain.readLine(timeoutMilliseconds: 20_000, meanwhile: testbed.portal.serve) == "ready" else {
+        guard plain.readLine(timeout: .seconds(20), meanwhile: testbed.portal.serve) == "ready" else {
             throw BenchError("the plain service did not start: \(readText("\(testbed.directory)/plain.log") ?? "")")
         }
-        let probe = try ChildProcess(
+        let probe = try ChildProcess.start(
             [executable, "probe", "--address", testbed.address, "--destination", name], standardError: "\(testbed.directory)/plain-probe.log")
         defer { probe.terminate() }
-        guard probe.readLine(timeoutMilliseconds: 20_000, meanwhile: testbed.portal.serve) == "ready" else {
+        guard probe.readLine(timeout: .seconds(20), meanwhile: testbed.portal.serve) == "ready" else {
             throw BenchError("the plain service's probe did not start: \(readText("\(testbed.directory)/plain-probe.log") ?? "")")
         }
         let log = "\(testbed.directory)/plain-attacker.log"
-        let attacker = try ChildProcess(
+        let attacker = try ChildProcess.start(
             [executable, "attacker", "--kind", attack.kind.rawValue, "--address", testbed.address, "--destination", name] + attack.options,
             standardError: log)
         defer { attacker.terminate() }
-        guard let ready = attacker.readLine(timeoutMilliseconds: 120_000, meanwhile: testbed.portal.serve), ready.hasPrefix("ready") else {
+        guard let ready = attacker.readLine(timeout: .seconds(120), meanwhile: testbed.portal.serve), ready.hasPrefix("ready") else {
             throw BenchError("the attacker (\(attack.kind.rawValue)) of the plain service did not start: \(readText(log) ?? "")")
         }
         attacker.send("go")
@@ -218,7 +218,7 @@ struct AttackBenchmark {
         let report = probeReport(probe, testbed)
         attacker.send("stop")
         var words: [String] = []
-        if let line = attacker.readLine(timeoutMilliseconds: 30_000, meanwhile: testbed.portal.serve), line.hasPrefix("report ") {
+        if let line = attacker.readLine(timeout: .seconds(30), meanwhile: testbed.portal.serve), line.hasPrefix("report ") {
             words = line.split(separator: " ").dropFirst().map(String.init)
         }
         return (report, words)
