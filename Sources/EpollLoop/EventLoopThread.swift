@@ -75,20 +75,10 @@ public final class EventLoopThread: Sendable {
         }
 
         let threadName = String(name.utf8.prefix(15)) ?? "notifybus-loop"
-        let body = ThreadBody {
+        let handle = try startThread {
             _ = notifybus_set_thread_name(threadName)
             shared.loopThreadID.store(UInt(pthread_self()), ordering: .releasing)
             LoopContext(shared: shared).run()
-        }
-        let argument = Unmanaged.passRetained(body).toOpaque()
-        var handle = pthread_t()
-        let result = pthread_create(&handle, nil, { argument in
-            if let argument { Unmanaged<ThreadBody>.fromOpaque(argument).takeRetainedValue().run() }
-            return nil
-        }, argument)
-        guard result == 0 else {
-            Unmanaged<ThreadBody>.fromOpaque(argument).release()
-            throw .systemCall(operation: "pthread_create", errno: result)
         }
         self.shared = shared
         self.thread = Mutex(handle)
@@ -167,11 +157,4 @@ public final class EventLoopThread: Sendable {
             pthread_join(handle, nil)
         }
     }
-}
-
-/// The closure a new thread runs, boxed to pass through `pthread_create`'s `void *`.
-private final class ThreadBody: Sendable {
-    let body: @Sendable () -> Void
-    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-    func run() { body() }
 }

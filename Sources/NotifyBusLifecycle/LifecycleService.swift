@@ -27,20 +27,16 @@ public final class LifecycleService: Sendable {
     /// The name of its source in `Sources`.
     public static let sourceName = LifecycleDriver.sourceName
     /// What it runs with.
-    public let configuration: LifecycleConfiguration
+    public var configuration: LifecycleConfiguration { slot.configuration }
     /// The bus it publishes into and reads `session/locked` from.
-    public let bus: NotificationBus
+    public var bus: NotificationBus { slot.bus }
     /// The loop it runs on.
-    public let loop: EventLoopThread
-    private let logger: Logger
-    private let key = LoopLocalKey<LifecycleDriver>()
+    public var loop: EventLoopThread { slot.loop }
+    private let slot: LoopDriverSlot<LifecycleConfiguration, LifecycleDriver>
 
     /// A lifecycle on `loop`; nothing happens before `start`.
     public init(configuration: LifecycleConfiguration, bus: NotificationBus, loop: EventLoopThread, logger: Logger) {
-        self.configuration = configuration
-        self.bus = bus
-        self.loop = loop
-        self.logger = logger
+        slot = LoopDriverSlot(configuration: configuration, bus: bus, loop: loop, logger: logger)
     }
 
     /// Thaws every cgroup listed in the state file at `path` (default
@@ -64,33 +60,26 @@ public final class LifecycleService: Sendable {
         beforeFrozen: @escaping @Sendable (LoopContext) -> Void = { _ in },
         connection: @escaping @Sendable (LoopContext) -> DBusConnection? = { _ in nil }
     ) throws(EventLoopError) {
-        let key = self.key
-        let loop = self.loop
-        let configuration = self.configuration
-        let bus = self.bus
-        let logger = self.logger
-        try loop.execute { context in
-            guard context[local: key] == nil else { return }
-            let driver = LifecycleDriver(
-                configuration: configuration, bus: bus, context: context, logger: logger,
+        try slot.start({ slot, context in
+            LifecycleDriver(
+                configuration: slot.configuration, bus: slot.bus, context: context, logger: slot.logger,
                 onStatus: { status in onStatus(context, status) },
                 beforeFrozen: { beforeFrozen(context) },
-                postLocked: { locked in try? loop.execute { context in context[local: key]?.handle(.locked(locked)) } },
+                postLocked: { locked in
+                    try? slot.loop.execute { context in context[local: slot.key]?.handle(.locked(locked)) }
+                },
                 connection: connection(context))
-            context[local: key] = driver
-            driver.start()
-        }
+        }, then: { $0.start() })
     }
 
     /// Stops: thaws every cgroup it froze (before it returns) and lets go of the compositor.
     public func stop() async {
-        await key.release(on: loop) { $0.stop() }
+        await slot.key.release(on: slot.loop) { $0.stop() }
     }
 
     /// What it last published for each app id (for tests and diagnostics); `nil` when it does
     /// not run.
     public func apps() async -> [String: AppLifecycle]? {
-        let key = self.key
-        return try? await loop.submit { context in context[local: key]?.policy.published } ?? nil
+        await slot.read { $0.policy.published }
     }
 }

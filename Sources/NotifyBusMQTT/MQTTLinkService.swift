@@ -22,48 +22,36 @@ import SystemSupport
 /// loop serves (notifybusd's D-Bus connection and sources).
 public final class MQTTLinkService: Sendable {
     /// What it publishes and where.
-    public let configuration: MQTTLinkConfiguration
+    public var configuration: MQTTLinkConfiguration { slot.configuration }
     /// The bus it publishes.
-    public let bus: NotificationBus
+    public var bus: NotificationBus { slot.bus }
     /// The loop it runs on.
-    public let loop: EventLoopThread
-    private let logger: Logger
-    private let key = LoopLocalKey<MQTTLink>()
+    public var loop: EventLoopThread { slot.loop }
+    private let slot: LoopDriverSlot<MQTTLinkConfiguration, MQTTLink>
 
     /// A link of `bus` on `loop`; nothing happens before `start`.
     public init(configuration: MQTTLinkConfiguration, bus: NotificationBus, loop: EventLoopThread, logger: Logger) {
-        self.configuration = configuration
-        self.bus = bus
-        self.loop = loop
-        self.logger = logger
+        slot = LoopDriverSlot(configuration: configuration, bus: bus, loop: loop, logger: logger)
     }
 
     /// Starts the link: subscribes and connects. `onStatus` is told the link's status (the
     /// `mqtt` source's) on the loop thread, with the loop's context, each time it changes.
     /// - Throws: `EventLoopError.shutDown` when the loop no longer runs.
     public func start(onStatus: @escaping @Sendable (LoopContext, SourceStatus) -> Void) throws(EventLoopError) {
-        let key = self.key
-        let loop = self.loop
-        let configuration = self.configuration
-        let bus = self.bus
-        let logger = self.logger
-        try loop.execute { context in
-            guard context[local: key] == nil else { return }
-            let link = MQTTLink(
-                configuration: configuration, bus: bus, context: context, logger: logger,
+        try slot.start({ slot, context in
+            MQTTLink(
+                configuration: slot.configuration, bus: slot.bus, context: context, logger: slot.logger,
                 onStatus: { status in onStatus(context, status) },
-                onReady: { try? loop.execute { context in context[local: key]?.deliver() } },
-                lookUp: key.hostLookup(on: loop))
-            context[local: key] = link
-            link.start()
-        }
+                onReady: { try? slot.loop.execute { context in context[local: slot.key]?.deliver() } },
+                lookUp: slot.key.hostLookup(on: slot.loop))
+        }, then: { $0.start() })
     }
 
     /// Stops cleanly: publishes `$online` false, waits (at most 3 s) for the broker to take it,
     /// disconnects, and releases the link.
     public func stop() async {
-        let key = self.key
-        await key.withValue(on: loop) { link, context, done in
+        let key = slot.key
+        await key.withValue(on: slot.loop) { link, context, done in
             link.stop {
                 context[local: key] = nil
                 done()
@@ -73,17 +61,11 @@ public final class MQTTLinkService: Sendable {
 
     /// Where the link is now (for tests and diagnostics); `nil` when it does not run.
     public func phase() async -> MQTTLinkState.Phase? {
-        let key = self.key
-        return try? await loop.submit { context in context[local: key]?.state.phase } ?? nil
+        await slot.read { $0.state.phase }
     }
 
     /// How many publishes wait for the broker's acknowledgement, and how many messages are owed.
     public func backlog() async -> (inflight: Int, unsent: Int)? {
-        let key = self.key
-        let counts: (Int, Int)?? = try? await loop.submit { context in
-            context[local: key].map { ($0.state.inflight.count, $0.state.unsent.count) }
-        }
-        guard let counts = counts ?? nil else { return nil }
-        return (counts.0, counts.1)
+        await slot.read { (inflight: $0.state.inflight.count, unsent: $0.state.unsent.count) }
     }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EpollLoop
 
 /// Resolves a host name on a short-lived thread of its own (`getaddrinfo`), so that a name
 /// server that does not answer never stalls an event loop: the MQTT link shares its loop with
@@ -12,15 +13,15 @@ package enum HostLookup {
     package enum Failure: Error, Sendable, Hashable {
         /// `getaddrinfo` failed with `code`, an `EAI_*` value.
         case unresolved(code: Int32)
-        /// No thread could be started for the lookup: `pthread_create` failed with `errno`.
-        case noThread(errno: Int32)
+        /// No thread could be started for the lookup: `pthread_create` failed.
+        case noThread(EventLoopError)
 
-        /// `getaddrinfo`'s error in words ("Name or service not known"), or `errno N` when no
-        /// thread could be started. Wraps `gai_strerror`.
+        /// `getaddrinfo`'s error in words ("Name or service not known"), or `pthread_create`'s
+        /// when no thread could be started. Wraps `gai_strerror`.
         package var reason: String {
             switch self {
             case .unresolved(let code): gai_strerror(code).map { String(cString: $0) } ?? "error \(code)"
-            case .noThread(let errno): "errno \(errno)"
+            case .noThread(let error): "\(error)"
             }
         }
     }
@@ -35,7 +36,7 @@ package enum HostLookup {
     /// `nil` when it resolves, else why it does not; at once, on the calling thread, when no
     /// thread can be started. Wraps `getaddrinfo` and `pthread_create`.
     package static func resolve(_ host: String, completion: @escaping @Sendable (Failure?) -> Void) {
-        let job = LookupJob {
+        let lookup: @Sendable () -> Void = {
             var hints = addrinfo()
             hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
             var result: UnsafeMutablePointer<addrinfo>?
@@ -43,24 +44,10 @@ package enum HostLookup {
             if let result { freeaddrinfo(result) }
             completion(code == 0 ? nil : .unresolved(code: code))
         }
-        let argument = Unmanaged.passRetained(job).toOpaque()
-        var thread = pthread_t()
-        let started = pthread_create(&thread, nil, { argument in
-            if let argument { Unmanaged<LookupJob>.fromOpaque(argument).takeRetainedValue().run() }
-            return nil
-        }, argument)
-        if started == 0 {
-            pthread_detach(thread)
-        } else {
-            Unmanaged<LookupJob>.fromOpaque(argument).release()
-            completion(.noThread(errno: started))
+        do throws(EventLoopError) {
+            pthread_detach(try startThread(lookup))
+        } catch {
+            completion(.noThread(error))
         }
     }
-}
-
-/// The work of one lookup thread, boxed to pass through `pthread_create`'s `void *`.
-private final class LookupJob: Sendable {
-    let body: @Sendable () -> Void
-    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-    func run() { body() }
 }

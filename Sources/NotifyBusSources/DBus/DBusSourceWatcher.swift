@@ -1,6 +1,7 @@
 import DBus
 import EpollLoop
 import NotifyBus
+import SystemSupport
 
 /// The configuration of a D-Bus source: the bus its peer is on and how to connect to it.
 protocol DBusSourceConfiguration: Sendable {
@@ -30,9 +31,9 @@ struct DBusPeer: Sendable {
 ///   (`watch(in:)`), then connects.
 /// - On a lost or unreachable bus, `disconnected(_:)` reports `unavailable` ("<bus>
 ///   unreachable: <error>"); the connection reconnects by itself per its options.
-/// - `stop(in:then:)` marks it stopped, lets the subclass let go of what else it holds
-///   (`release(in:)`: file watches, a session's proxy), closes the proxies and the connection,
-///   and calls `done`.
+/// - `stop(in:then:)` marks it stopped, ends its file watches (`watchFiles`), lets the subclass
+///   let go of what else it holds (`release(in:)`: a session's proxy, a clock), closes the
+///   proxies and the connection, and calls `done`.
 ///
 /// Subclasses override those hooks, or `start(in:)` and `stop(in:then:)` themselves where
 /// their life differs (the sensors' claims, the time source's clock). Like every watcher, it
@@ -58,6 +59,8 @@ class DBusSourceWatcher<Configuration: DBusSourceConfiguration>: ConfiguredWatch
     let proxies: [DBusProxy]
     /// Whether it was stopped: what still arrives then is ignored.
     private(set) var stopped = false
+    /// The files it watches, if any (`watchFiles`).
+    private var files: FileChangeWatcher?
 
     required init(bus: NotificationBus, configuration: Configuration, context: LoopContext, hooks: SourceHooks) {
         self.bus = bus
@@ -90,6 +93,8 @@ class DBusSourceWatcher<Configuration: DBusSourceConfiguration>: ConfiguredWatch
 
     func stop(in context: LoopContext, then done: @escaping () -> Void) {
         stopped = true
+        files?.stop()
+        files = nil
         release(in: context)
         for proxy in proxies { proxy.close() }
         connection.close()
@@ -113,8 +118,8 @@ class DBusSourceWatcher<Configuration: DBusSourceConfiguration>: ConfiguredWatch
         report(.unavailable(reason: "\(configuration.address) unreachable: \(error)"))
     }
 
-    /// Lets go of what else the subclass holds (file watches, a proxy of its own), before the
-    /// proxies and the connection close.
+    /// Lets go of what else the subclass holds (a proxy of its own, a clock), before the proxies
+    /// and the connection close.
     func release(in context: LoopContext) {}
 
     // MARK: For the subclass
@@ -129,6 +134,13 @@ class DBusSourceWatcher<Configuration: DBusSourceConfiguration>: ConfiguredWatch
             default: break
             }
         }
+    }
+
+    /// Watches `paths` for edits until it stops (`FileChangeWatcher`): `changed` runs after each
+    /// burst of them. When they cannot be watched, logs "cannot watch `what`: <why>".
+    func watchFiles(_ paths: [String], naming what: String, in context: LoopContext, changed: @escaping () -> Void) {
+        files = FileChangeWatcher(paths: paths, context: context, handler: changed)
+        if let problem = files?.problem { self.problem("cannot watch \(what): \(problem)") }
     }
 
     /// A read of `peer` failed: logged (at `debug` when the service is not there), and the source

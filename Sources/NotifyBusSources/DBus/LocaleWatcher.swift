@@ -12,7 +12,6 @@ final class LocaleWatcher: DBusSourceWatcher<LocaleConfiguration> {
 
     /// localed's owner and `Locale` (read with `GetAll`, kept by `PropertiesChanged`).
     private var localed: DBusProxy { proxies[0] }
-    private var files: FileChangeWatcher?
     /// Whether the files changed since the last answer of localed: a failing read then falls
     /// back to them.
     private var filesChangedSinceRead = false
@@ -21,10 +20,7 @@ final class LocaleWatcher: DBusSourceWatcher<LocaleConfiguration> {
 
     override func watch(in context: LoopContext) {
         localed.onPropertiesChange { [weak self] event in self?.propertiesEvent(event) }
-        files = FileChangeWatcher(paths: configuration.files, context: context) { [weak self] in
-            self?.filesChanged()
-        }
-        if let problem = files?.problem { self.problem("cannot watch the locale files: \(problem)") }
+        watchFiles(configuration.files, naming: "the locale files", in: context) { [weak self] in self?.filesChanged() }
     }
 
     /// Activates localed when it is not running; its arrival reads again.
@@ -36,11 +32,6 @@ final class LocaleWatcher: DBusSourceWatcher<LocaleConfiguration> {
     override func disconnected(_ error: DBusError) {
         if !known { readFiles() }
         super.disconnected(error)
-    }
-
-    override func release(in context: LoopContext) {
-        files?.stop()
-        files = nil
     }
 
     override func reread(then done: @escaping () -> Void) {

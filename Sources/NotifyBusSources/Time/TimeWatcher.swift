@@ -16,7 +16,6 @@ final class TimeWatcher: DBusSourceWatcher<TimeConfiguration> {
 
     /// timedated's owner and `Timezone`.
     private var timedated: DBusProxy { proxies[0] }
-    private var files: FileChangeWatcher?
     private var alarm: (any WallClockAlarm)?
     private var alarmRegistration: IORegistration?
     /// What timedated said last: names the zone when the link does not.
@@ -33,10 +32,7 @@ final class TimeWatcher: DBusSourceWatcher<TimeConfiguration> {
         } catch {
             problem("cannot watch the clock: \(error); midnight, transitions and clock changes are not followed")
         }
-        files = FileChangeWatcher(paths: [configuration.localtime], context: context) { [weak self] in
-            self?.refresh()
-        }
-        if let problem = files?.problem { self.problem("cannot watch \(configuration.localtime): \(problem)") }
+        watchFiles([configuration.localtime], naming: configuration.localtime, in: context) { [weak self] in self?.refresh() }
         followConnection()
         timedated.onPropertiesChange { [weak self] event in self?.propertiesEvent(event) }
         refresh()
@@ -53,8 +49,6 @@ final class TimeWatcher: DBusSourceWatcher<TimeConfiguration> {
     override func disconnected(_ error: DBusError) {}
 
     override func release(in context: LoopContext) {
-        files?.stop()
-        files = nil
         if let alarmRegistration { context.deregister(alarmRegistration) }
         alarmRegistration = nil
         alarm?.close()
