@@ -17,7 +17,8 @@ import PackageDescription
 //   daemon          NotifyBusProtocol   notifybusd's D-Bus interface (specification: D-Bus interface), both sides
 //                   NotifyBusDaemon     the bus as a D-Bus service, following subscribers' lives
 //                   NotifyBusClient     an app's subscriptions through notifybusd
-//   tools           notifywatch, notifybusd, examples
+//   tools           NotifyBusCommandLine the option groups notifywatch and notifybusd share (no product)
+//                   notifywatch, notifybusd, examples
 //   tests           one target per layer, with shared support for child processes, private
 //                   buses and umockdev test beds
 //
@@ -88,7 +89,6 @@ let package = Package(
             name: "NotifyBusSources",
             dependencies: [
                 "NotifyBus", "Udev", "DBus", "EpollLoop", "SystemSupport",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -127,11 +127,16 @@ let package = Package(
         .target(name: "NotifyBusClient", dependencies: ["NotifyBus", "NotifyBusProtocol", "DBus", "EpollLoop", "SystemSupport"]),
 
         // Tools. The examples build with the package so that they cannot rot.
+        // The sources' and the buses' option groups of both programs; no product, so an app that
+        // uses the library modules does not link swift-argument-parser through them.
+        .target(
+            name: "NotifyBusCommandLine",
+            dependencies: ["DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(
             name: "notifywatch",
             dependencies: [
                 "NotifyBus", "NotifyBusLog", "NotifyBusSources", "NotifyBusClient", "NotifyBusProtocol", "DBus", "EpollLoop",
-                "SystemSupport", "LoopExecutor", "NotifyBusMQTT",
+                "SystemSupport", "LoopExecutor", "NotifyBusMQTT", "NotifyBusCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -140,7 +145,7 @@ let package = Package(
             name: "notifybusd",
             dependencies: [
                 "NotifyBusDaemon", "NotifyBusSources", "NotifyBusMQTT", "NotifyBusLifecycle", "DBus", "EpollLoop",
-                "SystemSupport", "LoopExecutor",
+                "SystemSupport", "LoopExecutor", "NotifyBusCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -5,6 +5,7 @@ import ArgumentParser
 import EpollLoop
 import Logging
 import LoopExecutor
+import NotifyBusCommandLine
 import NotifyBusDaemon
 import NotifyBusLifecycle
 import NotifyBusMQTT

@@ -1,5 +1,6 @@
 import Logging
 import NotifyBus
+import NotifyBusCommandLine
 import NotifyBusSources
 
 /// The built-in sources notifywatch can run, by name, and what its help says of them and of

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import NotifyBus
+import NotifyBusCommandLine
 import NotifyBusSources
 
 struct Sources: AsyncParsableCommand {

@@ -5,6 +5,7 @@ import ArgumentParser
 import EpollLoop
 import Logging
 import NotifyBus
+import NotifyBusCommandLine
 import NotifyBusLog
 import NotifyBusMQTT
 import NotifyBusProtocol
