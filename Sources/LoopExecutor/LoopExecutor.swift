@@ -37,7 +37,8 @@ import Musl
 /// In Swift 6.3, `Task.sleep(for:)`, `Task.sleep(until:clock:)` and the clocks' `sleep` ask the
 /// current task's executor for a `SchedulingExecutor` and fall back to the default one
 /// (libdispatch's), never to the runtime's hooks: so this executor is a `SchedulingExecutor` (SPI
-/// in 6.3, `@_spi(ExperimentalScheduling)`; SE-0505, "Delayed Enqueuing for Executors").
+/// in 6.3, `@_spi(ExperimentalScheduling)`; the Swift Evolution pitch "Delayed Enqueuing for
+/// Executors", swift-evolution pull request 3038).
 /// `Task.sleep(nanoseconds:)` still goes through the runtime's delayed-enqueue hook, and older
 /// runtimes' `Task.sleep` through its deadline hook (a deadline on `ContinuousClock`,
 /// `CLOCK_BOOTTIME`, or `SuspendingClock`, `CLOCK_MONOTONIC`), so both are hooked too. Each delay
@@ -53,11 +54,10 @@ import Musl
 /// their addresses (`CConcurrencyHook`), which the link resolves also where the runtime is linked
 /// statically (`--static-swift-stdlib` links it with `--exclude-libs ALL`, so `dlsym` cannot find
 /// the hooks). Swift 6.3's `ExecutorFactory` (a program's own main and default executors, chosen
-/// with `-executor-factory`; the Swift Evolution pitch "Custom Main and Global Executors",
-/// swift-evolution pull request 2654) is still `@_spi(ExperimentalCustomExecutors)` in its
-/// `_Concurrency` module; once it is public, `LoopTaskExecutor` can be the factory's `defaultExecutor`
-/// and the hooks and their C shim can go (and the SPI import, once `SchedulingExecutor` is
-/// public).
+/// with `-executor-factory`; the Swift Evolution pitch "Custom Main and Global Executors") is
+/// still `@_spi(ExperimentalCustomExecutors)` in its `_Concurrency` module; once it is public,
+/// `LoopTaskExecutor` can be the factory's `defaultExecutor` and the hooks and their C shim can go
+/// (and the SPI import, once `SchedulingExecutor` is public).
 public enum LoopExecutor {
     /// Makes the shared executor Swift concurrency's global executor, delays included.
     ///
