@@ -12,14 +12,16 @@ import PackageDescription
 let package = Package(
     name: "DaemonBench",
     products: [
-        // The raw libdbus client the daemon's benchmarks share (this package's and LifecycleBench).
+        // The raw libdbus client the daemon's benchmarks share (this package's and LifecycleBench),
+        // and their way of starting a child process.
         .library(name: "BenchDBus", targets: ["BenchDBus"]),
     ],
     dependencies: [.package(path: "../../Packages/ChildProcess")],
     targets: [
         .systemLibrary(name: "CDBusRaw", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
-        // A connection, messages and values of raw libdbus, and a portal stand-in on them.
-        .target(name: "BenchDBus", dependencies: ["CDBusRaw"]),
+        // A connection, messages and values of raw libdbus, a portal stand-in on them, and
+        // `ChildProcess.start` with the benchmarks' error.
+        .target(name: "BenchDBus", dependencies: ["CDBusRaw", .product(name: "ChildProcess", package: "ChildProcess")]),
         .executableTarget(name: "DaemonBench", dependencies: ["BenchDBus", "CDBusRaw", .product(name: "ChildProcess", package: "ChildProcess")]),
     ],
     swiftLanguageModes: [.v6]

@@ -73,10 +73,14 @@ func percentile(_ samples: [Duration], _ fraction: Double) -> Duration {
     return sorted[min(max(rank, 1), sorted.count) - 1]
 }
 
-/// A second, well-behaved connection that asks the daemon for `Version` again and again on a
-/// thread of its own, recording each answer's time and value, until stopped.
+/// A second, well-behaved connection that asks the daemon (or another service that answers `Get`
+/// of `Version` on `/org/notifybus/Bus1`, such as the plain service that anchors it) for `Version`
+/// again and again on a thread of its own, recording when each call was sent, its answer's time
+/// and value, until stopped.
 final class VersionProbe: Sendable {
     struct Sample: Sendable {
+        /// When the call was sent.
+        let sent: ContinuousClock.Instant
         let latency: Duration
         /// The version answered; `nil` for an error or no answer within the call's timeout.
         let version: UInt32?
@@ -86,8 +90,8 @@ final class VersionProbe: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let finished = Atomic<Bool>(false)
 
-    /// Starts probing the daemon on `address`, one call every `interval`.
-    init(address: String, interval: Duration = .milliseconds(10)) throws {
+    /// Starts probing `destination` (the daemon by default) on `address`, one call every `interval`.
+    init(address: String, destination: String = Names.bus, interval: Duration = .milliseconds(10)) throws {
         let connection = try RawBusConnection(address: address)
         startThread { [self] in
             defer { finished.store(true, ordering: .releasing) }
@@ -96,14 +100,14 @@ final class VersionProbe: Sendable {
                 let version: UInt32?
                 do {
                     let reply = try connection.call(
-                        path: "/org/notifybus/Bus1", interface: "org.freedesktop.DBus.Properties", member: "Get",
+                        destination: destination, path: "/org/notifybus/Bus1", interface: "org.freedesktop.DBus.Properties", member: "Get",
                         arguments: [.string("org.notifybus.Bus1"), .string("Version")], timeout: .seconds(10))
                     if case .uint32(let number)? = try? reply.arguments().first?.unwrapped { version = number } else { version = nil }
                 } catch {
                     version = nil
                 }
                 let latency = ContinuousClock.now - started
-                samples.withLock { $0.append(Sample(latency: latency, version: version)) }
+                samples.withLock { $0.append(Sample(sent: started, latency: latency, version: version)) }
                 _ = connection.takeInbox()
                 usleep(UInt32(interval.components.attoseconds / 1_000_000_000_000))
             }

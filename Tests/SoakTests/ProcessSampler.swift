@@ -1,4 +1,5 @@
 import Synchronization
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -68,19 +69,7 @@ final class ProcessSampler: Sendable {
     }
 
     /// A /proc file (their size is 0, so read until the end).
-    private static func readProcFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = read(fd, &chunk, chunk.count)
-            if n <= 0 { break }
-            bytes += chunk[0..<n]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    private static func readProcFile(_ path: String) -> String? { ProcessStats.readText(path) }
 }
 
 /// What the samples of a soak say: start, maximum and end of each figure, and the thirds of the

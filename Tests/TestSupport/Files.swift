@@ -48,19 +48,7 @@ public func writeFile(_ path: String, _ text: String) throws {
 }
 
 /// The contents of `path`, or `nil`.
-public func readFile(_ path: String) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let n = read(fd, &chunk, chunk.count)
-        if n <= 0 { break }
-        bytes += chunk[0..<n]
-    }
-    return String(decoding: bytes, as: UTF8.self)
-}
+public func readFile(_ path: String) -> String? { ProcessStats.readText(path) }
 
 /// A new empty file under /tmp (for the caller to remove).
 public func makeTemporaryFile(_ prefix: String) throws -> String {

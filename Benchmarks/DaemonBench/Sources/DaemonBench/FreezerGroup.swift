@@ -1,4 +1,5 @@
 import BenchDBus
+import ChildProcess
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -76,16 +77,4 @@ final class FreezerGroup {
 }
 
 /// The whole text of a (small) file, or `nil` when it cannot be read.
-func readText(_ path: String) -> String? {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return nil }
-    defer { close(descriptor) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 8192)
-    while true {
-        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        if count <= 0 { break }
-        bytes.append(contentsOf: chunk[..<count])
-    }
-    return String(decoding: bytes, as: UTF8.self)
-}
+func readText(_ path: String) -> String? { ProcessStats.readText(path) }

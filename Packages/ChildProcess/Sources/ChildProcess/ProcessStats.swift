@@ -83,8 +83,9 @@ public enum ProcessStats {
         line.split(whereSeparator: { $0 == " " || $0 == "\t" }).last.flatMap { Int64($0) } ?? 0
     }
 
-    /// The whole of a (small) file, or `nil` when it cannot be read.
-    private static func readText(_ path: String) -> String? {
+    /// The whole of a (small) file, read to its end (a `/proc` file says its size is 0), or
+    /// `nil` when it cannot be read.
+    public static func readText(_ path: String) -> String? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
