@@ -213,9 +213,9 @@ import Glibc
         let daemon = try #require(bed.daemon)
         // The notification daemon (python-dbusmock's template) runs in P's scope.
         let scopeP = try bed.scopes.makeScope(name: "app-test-org.example.P-1.scope")
-        let service = try await startMock(
-            on: daemon.session, in: scopeP.directory, name: "org.freedesktop.Notifications", arguments: ["-t", "notification_daemon"])
-        defer { service.terminate(signal: SIGKILL) }
+        let service = try await DBusMockProcess(
+            bus: daemon.session, template: "notification_daemon", name: "org.freedesktop.Notifications", group: scopeP.directory)
+        defer { service.process.terminate(signal: SIGKILL) }
         try await bed.open("org.example.P", in: scopeP)
         try await bed.sway.focus(appID: "org.example.B")
         let log = WatcherLog(bed)
@@ -232,10 +232,10 @@ import Glibc
         let daemon = try #require(bed.daemon)
         // An MPRIS player, playing, in M's scope.
         let scopeM = try bed.scopes.makeScope(name: "app-test-org.example.M-1.scope")
-        let player = try await startMock(
-            on: daemon.session, in: scopeM.directory, name: "org.mpris.MediaPlayer2.test",
-            arguments: ["-t", Paths.fixtures + "/mpris_player.py", "-p", #"{"PlaybackStatus": "Playing"}"#])
-        defer { player.terminate(signal: SIGKILL) }
+        let player = try await DBusMockProcess(
+            bus: daemon.session, template: Paths.fixtures + "/mpris_player.py", name: "org.mpris.MediaPlayer2.test",
+            parameters: #"{"PlaybackStatus": "Playing"}"#, group: scopeM.directory)
+        defer { player.process.terminate(signal: SIGKILL) }
         try await bed.open("org.example.M", in: scopeM)
         try await bed.sway.focus(appID: "org.example.B")
         let log = WatcherLog(bed)
@@ -653,22 +653,6 @@ func fileMode(_ path: String) -> mode_t? {
 /// Whether the cgroup's `cgroup.events` says `frozen 1`.
 func cgroupIsFrozen(_ directory: String) -> Bool {
     (readFile(directory + "/cgroup.events") ?? "").split(separator: "\n").contains("frozen 1")
-}
-
-/// `python3 -m dbusmock --session` with `arguments`, started inside the cgroup `directory`, owning
-/// `name` on `bus` (its `NOTIFYBUS_MOCK_BUS_NAME`); returns once it owns the name.
-func startMock(on bus: PrivateBus, in directory: String, name: String, arguments: [String]) async throws -> ChildProcess {
-    let process = try ChildProcess(
-        "/bin/sh", ["-c", "echo $$ > '\(directory)/cgroup.procs' && exec \"$@\"", "sh", "/usr/bin/python3", "-m", "dbusmock", "--session"] + arguments,
-        environment: bus.environment(extra: ["PYTHONDONTWRITEBYTECODE": "1", "NOTIFYBUS_MOCK_BUS_NAME": name]),
-        log: "\(bus.directory)/mock-\(name).log")
-    do {
-        try await bus.waitForOwner(of: name) { process.hasExited ? "dbusmock exited: \(readFile("\(bus.directory)/mock-\(name).log") ?? "")" : nil }
-    } catch {
-        process.terminate(signal: SIGKILL)
-        throw error
-    }
-    return process
 }
 
 /// Sets the `LockedHint` of the session of Fixtures/logind_session.py.

@@ -28,22 +28,31 @@ public final class DBusMockProcess: Sendable {
         try await self.init(bus: bus, name: name, arguments: [name, path, interface], environment: [:])
     }
 
-    /// Starts the template file `template` (a path) under `name` (passed as
-    /// `NOTIFYBUS_MOCK_BUS_NAME`) with `parameters` (JSON), and waits until it owns the name.
-    public convenience init(bus: PrivateBus, template: String, name: String, parameters: String? = nil) async throws {
+    /// Starts the template `template` (a file's path, or the name of one of python-dbusmock's) under
+    /// `name` (passed as `NOTIFYBUS_MOCK_BUS_NAME`) with `parameters` (JSON), and waits until it
+    /// owns the name. With `group` (a cgroup's directory) the process joins that group before
+    /// python starts, as an app's service would run in the app's scope.
+    public convenience init(
+        bus: PrivateBus, template: String, name: String, parameters: String? = nil, group: String? = nil
+    ) async throws {
         try await self.init(
             bus: bus, name: name, arguments: ["-t", template] + (parameters.map { ["-p", $0] } ?? []),
-            environment: ["NOTIFYBUS_MOCK_BUS_NAME": name])
+            environment: ["NOTIFYBUS_MOCK_BUS_NAME": name], group: group)
     }
 
-    private init(bus: PrivateBus, name: String, arguments: [String], environment: [String: String?]) async throws {
+    private init(
+        bus: PrivateBus, name: String, arguments: [String], environment: [String: String?], group: String? = nil
+    ) async throws {
         self.bus = bus
         self.name = name
         var extra = environment
         extra["PYTHONDONTWRITEBYTECODE"] = "1"
+        let command = ["/usr/bin/python3", "-m", "dbusmock", bus.kind == .system ? "--system" : "--session"] + arguments
+        // In a group: a shell writes its own PID to the group's `cgroup.procs`, then becomes python.
+        let (executable, words) = group.map { ("/bin/sh", ["-c", "echo $$ > '\($0)/cgroup.procs' && exec \"$@\"", "sh"] + command) }
+            ?? (command[0], Array(command.dropFirst()))
         process = try ChildProcess(
-            "/usr/bin/python3", ["-m", "dbusmock", bus.kind == .system ? "--system" : "--session"] + arguments,
-            environment: bus.environment(extra: extra), log: "\(bus.directory)/mock-\(name).log")
+            executable, words, environment: bus.environment(extra: extra), log: "\(bus.directory)/mock-\(name).log")
         let process = self.process
         owner = try await bus.waitForOwner(of: name) {
             process.hasExited ? "python3 -m dbusmock exited; see \(bus.directory)/mock-\(name).log" : nil
