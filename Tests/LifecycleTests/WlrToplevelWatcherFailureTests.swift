@@ -70,21 +70,32 @@ import Glibc
         #expect(await compositor.requests.wait { $0.filter { $0.opcode == 7 && $0.object >= 0xff00_0000 }.count == 1000 })
     }
 
-    @Test func aFinishedManagerIsReportedLostOnceAndItsHandlesDestroyed() async throws {
+    /// A watcher of one window (`org.example.A`) on a fake compositor that then does `fault`:
+    /// the reasons the watcher reported the compositor lost (200 ms after the first), whether its
+    /// last update is the loss, and whether it let go of everything. The compositor is left
+    /// running for further checks; the caller stops it.
+    private func lost(
+        after fault: (WlrFakeCompositor) async throws -> Void
+    ) async throws -> (compositor: WlrFakeCompositor, reasons: [String], lastIsLost: Bool, released: Bool) {
         let compositor = try WlrFakeCompositor(
             globals: [Self.seat, Self.manager], windows: [.init(appID: "org.example.A", states: [2])])
-        defer { compositor.stop() }
         let watch = try await WlrWatcherRun(display: compositor.path)
         defer { watch.stop() }
         #expect(try #require(await watch.nextWindows()).map(\.appID) == ["org.example.A"])
 
-        try await compositor.finishManager()
+        try await fault(compositor)
         #expect(await watch.updates.wait { $0.contains { $0.lostReason != nil } })
         try await Task.sleep(for: .milliseconds(200))
-        let lost = watch.updates.all.compactMap(\.lostReason)
-        #expect(lost == ["the compositor finished zwlr_foreign_toplevel_manager_v1"])
-        #expect(watch.updates.all.last?.lostReason != nil)
-        #expect(await watch.isReleased())
+        let reasons = watch.updates.all.compactMap(\.lostReason)
+        return (compositor, reasons, watch.updates.all.last?.lostReason != nil, await watch.isReleased())
+    }
+
+    @Test func aFinishedManagerIsReportedLostOnceAndItsHandlesDestroyed() async throws {
+        let (compositor, reasons, lastIsLost, released) = try await lost { try await $0.finishManager() }
+        defer { compositor.stop() }
+        #expect(reasons == ["the compositor finished zwlr_foreign_toplevel_manager_v1"])
+        #expect(lastIsLost)
+        #expect(released)
         // The handle's `destroy` (opcode 7 on the compositor's first object id) went out first.
         #expect(await compositor.requests.wait { $0.contains(.init(object: 0xff00_0000, opcode: 7)) })
     }
@@ -109,33 +120,16 @@ import Glibc
     }
 
     @Test func aProtocolErrorIsReportedLostWithTheInterfaceAndCode() async throws {
-        let compositor = try WlrFakeCompositor(
-            globals: [Self.seat, Self.manager], windows: [.init(appID: "org.example.A", states: [2])])
+        let (compositor, reasons, _, released) = try await lost { try await $0.protocolError() }
         defer { compositor.stop() }
-        let watch = try await WlrWatcherRun(display: compositor.path)
-        defer { watch.stop() }
-        #expect(try #require(await watch.nextWindows()).count == 1)
-
-        try await compositor.protocolError()
-        #expect(await watch.updates.wait { $0.contains { $0.lostReason != nil } })
-        try await Task.sleep(for: .milliseconds(200))
-        let lost = watch.updates.all.compactMap(\.lostReason)
-        #expect(lost == ["the compositor reported protocol error 7 on zwlr_foreign_toplevel_manager_v1"])
-        #expect(await watch.isReleased())
+        #expect(reasons == ["the compositor reported protocol error 7 on zwlr_foreign_toplevel_manager_v1"])
+        #expect(released)
     }
 
     @Test func garbageFromTheCompositorIsReportedLostOnce() async throws {
-        let compositor = try WlrFakeCompositor(
-            globals: [Self.seat, Self.manager], windows: [.init(appID: "org.example.A", states: [2])])
+        let (compositor, reasons, _, released) = try await lost { try await $0.garbage() }
         defer { compositor.stop() }
-        let watch = try await WlrWatcherRun(display: compositor.path)
-        defer { watch.stop() }
-        #expect(try #require(await watch.nextWindows()).count == 1)
-
-        try await compositor.garbage()
-        #expect(await watch.updates.wait { $0.contains { $0.lostReason != nil } })
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(watch.updates.all.compactMap(\.lostReason).count == 1)
-        #expect(await watch.isReleased())
+        #expect(reasons.count == 1)
+        #expect(released)
     }
 }
