@@ -17,17 +17,7 @@ import Glibc
     @Test func aCompositorWithoutTheManagerThrowsProtocolNotOffered() async throws {
         let compositor = try WlrFakeCompositor(globals: [Self.seat])
         defer { compositor.stop() }
-        let loop = try EventLoopThread(name: "wlr-no-manager")
-        defer { loop.syncShutdown() }
-        let display = compositor.path
-        let outcome = try await loop.submit { context -> WaylandError? in
-            do throws(WaylandError) {
-                _ = try WlrToplevelWatcher(context: context, display: display) { _ in }
-                return nil
-            } catch {
-                return error
-            }
-        }
+        let outcome = try await WlrWatcherRun.connectionError(display: compositor.path)
         #expect(outcome == .protocolNotOffered("zwlr_foreign_toplevel_manager_v1"))
         #expect(outcome?.description == "the compositor does not offer zwlr_foreign_toplevel_manager_v1")
         #expect(compositor.binds.all.isEmpty)

@@ -194,16 +194,7 @@ private var wlrTestsRun: Bool { getenv("CI") != nil || (geteuid() == 0 && SwayBe
         let directory = try makeTemporaryDirectory("notifybus-wlr-none")
         defer { removeTree(directory) }
         let display = directory + "/wayland-9"
-        let loop = try EventLoopThread(name: "wlr-none")
-        defer { loop.syncShutdown() }
-        let outcome = try await loop.submit { context -> WaylandError? in
-            do throws(WaylandError) {
-                _ = try WlrToplevelWatcher(context: context, display: display) { _ in }
-                return nil
-            } catch {
-                return error
-            }
-        }
+        let outcome = try await WlrWatcherRun.connectionError(display: display)
         guard case .noCompositor(let name, let code) = outcome else {
             Issue.record("expected .noCompositor, got \(String(describing: outcome))")
             return
@@ -295,6 +286,16 @@ final class WlrWatcherRun: Sendable {
             }
         }
         compositorPID = try outcome.get()
+    }
+
+    /// The error a watcher's start on `display` throws (a `WaylandError`); `nil` when it starts.
+    static func connectionError(display: String) async throws -> WaylandError? {
+        do {
+            try await WlrWatcherRun(display: display).stop()
+            return nil
+        } catch let error as WaylandError {
+            return error
+        }
     }
 
     /// The next `.windows` update not yet taken.
