@@ -11,8 +11,13 @@ extension BusService {
     /// Puts `call` in the backlog, carried out by `carryOut` in its turn (at once, after the
     /// older calls, when the backlog would pass its bound).
     func later(_ call: DBusMethodCall, _ carryOut: @escaping (BusService) -> (DBusMethodCall) -> Void) {
-        performBacklog(backlog.arrived(Backlogged(call: call, carryOut: carryOut), bytes: Self.patternBytes(of: call)))
+        let bytes = Self.bytesPerCall + Self.patternBytes(of: call)
+        performBacklog(backlog.arrived(Backlogged(call: call, carryOut: carryOut), bytes: bytes))
     }
+
+    /// What a waiting call counts for besides its patterns (its message and its place in the
+    /// backlog), so that calls with empty or tiny patterns are bounded in number too.
+    static let bytesPerCall = 256
 
     /// Fails every call of the backlog (the service stops).
     func dropBacklog() {

@@ -5,7 +5,8 @@
 /// are answered as they are read, and the backlog is worked through, oldest first, in slices of at
 /// most `Bounds.slice` between the loop's rounds.
 ///
-/// What waits is bounded: past `Bounds.bytes` (the calls' patterns, as received), the oldest are
+/// What waits is bounded: past `Bounds.bytes` (what each call counts for: its patterns, as
+/// received, and a fixed cost of its own, so that calls with tiny patterns are few), the oldest are
 /// carried out at once before a new one waits, so a flood is held to the daemon's pace as without
 /// a backlog (libdbus stops reading past its read-ahead, the bus holds the rest).
 ///
