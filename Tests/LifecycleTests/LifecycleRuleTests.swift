@@ -205,40 +205,52 @@ import Glibc
         #expect(!log.states(of: "org.example.S").contains("frozen"))
     }
 
-    @Test func aScopeHoldingTheOwnerOfASessionServiceIsNeverFrozen() async throws {
+    /// A bed whose app `appID` runs in a scope of its own together with a session service,
+    /// python-dbusmock's `template` owning `name` there, and goes to the background behind
+    /// `org.example.B`: the bed, the app's scope, the service and the watcher's log. On a throw,
+    /// what was started is stopped.
+    private func serviceInTheScope(
+        of appID: String, name: String, template: String, parameters: String? = nil
+    ) async throws -> (bed: LifecycleBed, scope: AppScopes.Scope, service: DBusMockProcess, log: WatcherLog) {
         let bed = try await LifecycleBed()
-        defer { bed.stop() }
-        try await bed.open("org.example.B")
-        try await bed.start()
-        let daemon = try #require(bed.daemon)
+        var service: DBusMockProcess?
+        do {
+            try await bed.open("org.example.B")
+            try await bed.start()
+            let daemon = try #require(bed.daemon)
+            let scope = try bed.scopes.makeScope(name: "app-test-\(appID)-1.scope")
+            let started = try await DBusMockProcess(
+                bus: daemon.session, template: template, name: name, parameters: parameters, group: scope.directory)
+            service = started
+            try await bed.open(appID, in: scope)
+            try await bed.sway.focus(appID: "org.example.B")
+            return (bed, scope, started, WatcherLog(bed))
+        } catch {
+            service?.process.terminate(signal: SIGKILL)
+            bed.stop()
+            throw error
+        }
+    }
+
+    @Test func aScopeHoldingTheOwnerOfASessionServiceIsNeverFrozen() async throws {
         // The notification daemon (python-dbusmock's template) runs in P's scope.
-        let scopeP = try bed.scopes.makeScope(name: "app-test-org.example.P-1.scope")
-        let service = try await DBusMockProcess(
-            bus: daemon.session, template: "notification_daemon", name: "org.freedesktop.Notifications", group: scopeP.directory)
+        let (bed, scopeP, service, log) = try await serviceInTheScope(
+            of: "org.example.P", name: "org.freedesktop.Notifications", template: "notification_daemon")
+        defer { bed.stop() }
         defer { service.process.terminate(signal: SIGKILL) }
-        try await bed.open("org.example.P", in: scopeP)
-        try await bed.sway.focus(appID: "org.example.B")
-        let log = WatcherLog(bed)
         try #require(log.waitFor("org.example.P", "background", reason: "protected", fromStart: true, timeout: .seconds(6)), "\(log.lines)")
         #expect(!scopeP.isFrozen)
         #expect(!bed.listed.contains(scopeP.group))
     }
 
     @Test func aScopeWithAPlayingMediaPlayerIsFrozenOnlyTheDelayAfterItStops() async throws {
-        let bed = try await LifecycleBed()
-        defer { bed.stop() }
-        try await bed.open("org.example.B")
-        try await bed.start()
-        let daemon = try #require(bed.daemon)
         // An MPRIS player, playing, in M's scope.
-        let scopeM = try bed.scopes.makeScope(name: "app-test-org.example.M-1.scope")
-        let player = try await DBusMockProcess(
-            bus: daemon.session, template: Paths.fixtures + "/mpris_player.py", name: "org.mpris.MediaPlayer2.test",
-            parameters: #"{"PlaybackStatus": "Playing"}"#, group: scopeM.directory)
+        let (bed, scopeM, player, log) = try await serviceInTheScope(
+            of: "org.example.M", name: "org.mpris.MediaPlayer2.test", template: Paths.fixtures + "/mpris_player.py",
+            parameters: #"{"PlaybackStatus": "Playing"}"#)
+        defer { bed.stop() }
         defer { player.process.terminate(signal: SIGKILL) }
-        try await bed.open("org.example.M", in: scopeM)
-        try await bed.sway.focus(appID: "org.example.B")
-        let log = WatcherLog(bed)
+        let daemon = try #require(bed.daemon)
         // (Required: a frozen player would not answer the pause below.)
         try #require(log.waitFor("org.example.M", "background", reason: "media", fromStart: true, timeout: .seconds(6)), "\(log.lines)")
         #expect(!scopeM.isFrozen)
