@@ -110,7 +110,7 @@ let package = Package(
         .target(
             name: "NotifyBusLifecycle",
             dependencies: [
-                "NotifyBus", "NotifyBusSources", "DBus", "EpollLoop", "SystemSupport", "Wayland",
+                "NotifyBus", "NotifyBusSources", "NotifyBusProtocol", "DBus", "EpollLoop", "SystemSupport", "Wayland",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 

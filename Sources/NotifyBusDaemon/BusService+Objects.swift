@@ -28,7 +28,7 @@ extension BusService {
                 },
                 DBusProperty("Version", "u") { .uint32(BusInterface.version) },
             ])
-        return DBusObject(path: BusInterface.path, interfaces: [interface])
+        return DBusObject(path: BusInterface.path, interfaces: [interface] + interfaces)
     }
 
     /// Refuses more patterns than a call takes before any of them is decoded.

@@ -71,11 +71,15 @@ final class BusService {
     /// `Subscribe` and `Snapshot` calls waiting for their patterns to be parsed and matched, so
     /// that the cheap calls read behind a burst of them are answered first.
     var backlog = CallBacklog<Backlogged>()
+    /// More interfaces of the bus object (the lifecycle's background tasks).
+    let interfaces: [DBusInterface]
 
     init(
         connection: DBusConnection, bus: NotificationBus, loop: EventLoopThread, context: LoopContext,
-        life: ProcessLifeWatcher?, bounds: SubscriptionTable.Bounds, maximumHeld: Int, logger: Logger
+        life: ProcessLifeWatcher?, bounds: SubscriptionTable.Bounds, maximumHeld: Int, logger: Logger,
+        interfaces: [DBusInterface] = []
     ) {
+        self.interfaces = interfaces
         self.connection = connection
         self.bus = bus
         self.loop = loop

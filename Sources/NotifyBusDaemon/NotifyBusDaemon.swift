@@ -150,11 +150,20 @@ public final class NotifyBusDaemon: Service, Sendable {
         let bus = self.bus
         var bounds = SubscriptionTable.Bounds()
         bounds.inAll = configuration.maximumSubscriptions
+        // Background apps frozen and woken: a source of the bus like the others, on the daemon's
+        // loop and connection; its background tasks are an interface of the bus object.
+        let lifecycle = configuration.lifecycle.map { lifecycle in
+            LifecycleSource(
+                configuration: lifecycle, bus: bus, loop: link.loop, logger: configuration.logger,
+                connection: { context in context[local: BusService.key]?.connection },
+                beforeFrozen: { context in context[local: BusService.key]?.life?.rereadGroups() })
+        }
         try await link.connect(address: configuration.sessionBus, maximumReceived: 4 << 20) { [bounds] context, connection in
             BusService(
                 connection: connection, bus: bus, loop: link.loop, context: context,
                 life: ProcessLifeWatcher(context: context, logger: configuration.logger), bounds: bounds,
-                maximumHeld: configuration.maximumHeld, logger: configuration.logger)
+                maximumHeld: configuration.maximumHeld, logger: configuration.logger,
+                interfaces: lifecycle.map { [$0.busInterface(in: context)] } ?? [])
         }
         if try await link.nameHasOwner(BusInterface.busName) { throw Failure.nameTaken }
 
@@ -162,12 +171,11 @@ public final class NotifyBusDaemon: Service, Sendable {
         // batch handlers, and their `Events` signals leave, on one thread.
         var options = configuration.sources
         options.loop = SourceLoop(thread: link.loop)
-        let sources = SystemSources.all(bus: bus, options: options)
+        let sources: [any NotifyBusSource] = SystemSources.all(bus: bus, options: options) + (lifecycle.map { [$0] } ?? [])
         let mqtt = startMQTT(on: link.loop)
-        let lifecycle = startLifecycle(on: link.loop)
         // Each child says whether its end should end the daemon: a source returning does not.
-        // However it ends (a shutdown, the name taken, the bus gone), what the lifecycle froze is
-        // thawed before the daemon returns.
+        // However it ends (a shutdown, the name taken, the bus gone), the group cancels its
+        // children and waits for them: what the lifecycle froze is thawed before the daemon returns.
         let served: Result<Void, any Error>
         do {
             try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -213,7 +221,6 @@ public final class NotifyBusDaemon: Service, Sendable {
         } catch {
             served = .failure(error)
         }
-        await lifecycle?.stop()
         await mqtt?.stop()
         try served.get()
     }

@@ -28,6 +28,10 @@ public struct AppLifecycle: Sendable, Hashable, CustomStringConvertible {
         case media
         /// Its cgroup also holds a window of another app that is activated or not yet past the delay.
         case shared
+        /// A background task of the app is open.
+        case task
+        /// A message to it, or someone else, thawed it: it runs for its wake grace.
+        case woken
         /// A freeze was not confirmed within the confirmation time.
         case failed
     }

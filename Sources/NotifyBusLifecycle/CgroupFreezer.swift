@@ -2,39 +2,30 @@ import EpollLoop
 import Logging
 import SystemSupport
 
-/// Carries out the policy's freezes and thaws on the loop thread: the state file first, then the
-/// freeze (by the systemd user manager where it knows the unit, else the cgroup's own
-/// `cgroup.freeze`), and `cgroup.events` watched with inotify until the kernel says `frozen`.
-///
-/// It thaws only what it froze: a cgroup whose own `cgroup.freeze` already reads 1 is reported
-/// not frozen (someone else's), never written, never listed.
+/// The files of freezing, on the loop thread: the state file that lists what the lifecycle
+/// froze, each listed cgroup's `cgroup.events` watched with inotify, and its own `cgroup.freeze`
+/// read and written. What to do with them is `FreezeMechanism`'s; this type only does it.
 final class CgroupFreezer {
-    /// How a freeze or a thaw is written: `true` to freeze. Calls back once with `nil` on
-    /// success or the error in words.
-    typealias Writer = (_ group: String, _ directory: String, _ freeze: Bool, _ done: @escaping (String?) -> Void) -> Void
+    /// What a watched cgroup's `cgroup.events` did.
+    enum Change: Sendable, Hashable {
+        /// It changed: `frozen` and the cgroup's own `cgroup.freeze`, as read now.
+        case changed(group: String, frozen: Bool, ownBitSet: Bool)
+        /// It is gone (the cgroup was removed).
+        case removed(group: String)
+    }
 
     private let mounts: [CgroupMount]
     private let stateFile: FrozenStateFile
     private let logger: Logger
     private var inotify: InotifyWatches?
-    /// The cgroups listed in the state file: frozen or being frozen by the policy.
+    /// The cgroups listed in the state file.
     private(set) var listed: Set<String> = []
     /// The watched `cgroup.events` files and their cgroups.
     private var watched: [String: String] = [:]
-    /// What the policy is told: `cgroup.events` read (`frozen` 1 or 0), or a freeze that did
-    /// not happen (`failed`: it could not be written; else someone else froze the cgroup).
-    var onFrozen: (String, Bool) -> Void = { _, _ in }
-    var onNotFrozen: (String, _ failed: Bool) -> Void = { _, _ in }
-    /// Writes freezes and thaws; by default the cgroup's own `cgroup.freeze`.
-    var writer: Writer = { _, directory, freeze, done in done(CgroupFreezer.write(freeze, in: directory)) }
-    /// Told of each cgroup `thawAllNow()` thawed by writing its file (systemd may be told too).
-    var onThawedNow: (String) -> Void = { _ in }
-
-    /// Writes `1` (`freeze`) or `0` to `cgroup.freeze` in `directory`; `nil` on success, else
-    /// the error in words.
-    static func write(_ freeze: Bool, in directory: String) -> String? {
-        SmallFile.write(freeze ? "1" : "0", toExisting: directory + "/cgroup.freeze").map { "\($0)" }
-    }
+    /// The cgroups whose `0` could not be written: they stay listed when released.
+    private var unthawed: Set<String> = []
+    /// Told of each change of a watched cgroup.
+    var onChange: (Change) -> Void = { _ in }
 
     /// A freezer on `context`'s loop.
     /// - Throws: `EventLoopError` when inotify cannot be used.
@@ -52,111 +43,81 @@ final class CgroupFreezer {
         return stateFile.write(listed.sorted())
     }
 
-    /// Freezes `group`: listed, written, watched; `onFrozen` follows when the kernel says so.
-    func freeze(_ group: String) {
-        guard let directory = CgroupMount.directory(ofGroup: group, in: mounts) else {
-            logger.warning("lifecycle: \(group) is under no cgroup2 mount: not frozen")
-            onNotFrozen(group, true)
-            return
-        }
-        if SmallFile.text(of: directory + "/cgroup.freeze", limit: 16)?.hasPrefix("1") == true {
-            logger.info("lifecycle: \(group) is frozen by someone else: left alone")
-            onNotFrozen(group, false)
-            return
-        }
+    /// Whether the cgroup's own `cgroup.freeze` reads 1 (someone froze it).
+    func ownBitSet(_ group: String) -> Bool {
+        guard let directory = CgroupMount.directory(ofGroup: group, in: mounts) else { return false }
+        return SmallFile.text(of: directory + "/cgroup.freeze", limit: 16)?.hasPrefix("1") == true
+    }
+
+    /// Lists `group` in the state file and watches its `cgroup.events`; `nil`, or what failed.
+    func prepare(_ group: String) -> String? {
+        guard let directory = CgroupMount.directory(ofGroup: group, in: mounts) else { return "\(group) is under no cgroup2 mount" }
         listed.insert(group)
         if let error = stateFile.write(listed.sorted()) {
             listed.remove(group)
-            logger.error("lifecycle: \(error): \(group) not frozen")
-            onNotFrozen(group, true)
-            return
+            return error
         }
         let events = directory + "/cgroup.events"
         if let error = inotify?.add(events) {
-            logger.warning("lifecycle: cannot watch \(events) (errno \(error)): not frozen")
-            unlist(group)
-            onNotFrozen(group, true)
-            return
+            release(group)
+            return "cannot watch \(events) (errno \(error))"
         }
         watched[events] = group
-        writer(group, directory, true) { [weak self] error in
-            guard let self else { return }
-            if let error {
-                logger.warning("lifecycle: cannot freeze \(group): \(error)")
-                onNotFrozen(group, true)
-                return
-            }
-            // The kernel may have said so already (an ancestor frozen), before the watch saw it.
-            if read(events) == true { onFrozen(group, true) }
-        }
+        return nil
     }
 
-    /// Thaws `group` if it is listed, and takes it out of the list.
-    func thaw(_ group: String) {
-        guard listed.contains(group) else { return }
-        let directory = CgroupMount.directory(ofGroup: group, in: mounts)
-        let events = directory.map { $0 + "/cgroup.events" }
-        if let events, watched.removeValue(forKey: events) != nil { inotify?.remove(events) }
-        guard let directory else {
-            unlist(group)
-            return
+    /// Stops watching `group` and unlists it, unless its thaw could not be written.
+    func release(_ group: String) {
+        if let events = CgroupMount.directory(ofGroup: group, in: mounts).map({ $0 + "/cgroup.events" }),
+            watched.removeValue(forKey: events) != nil
+        {
+            inotify?.remove(events)
         }
-        writer(group, directory, false) { [weak self] error in
-            guard let self else { return }
-            if let error, SmallFile.isReadable(directory + "/cgroup.freeze") {
-                // Kept in the list: the next start (or --thaw-all) tries again.
-                logger.error("lifecycle: cannot thaw \(group): \(error)")
-                return
-            }
-            unlist(group)
-        }
-    }
-
-    /// Thaws everything listed by writing each cgroup's own `cgroup.freeze` (no D-Bus: used when
-    /// stopping, where nothing may wait).
-    func thawAllNow() {
-        for group in listed.sorted() {
-            if let directory = CgroupMount.directory(ofGroup: group, in: mounts),
-                let error = SmallFile.write("0", toExisting: directory + "/cgroup.freeze"), !error.isMissing
-            {
-                logger.error("lifecycle: cannot thaw \(group): \(error)")
-                continue
-            }
-            listed.remove(group)
-            onThawedNow(group)
-        }
+        guard unthawed.remove(group) == nil, listed.remove(group) != nil else { return }
         if let error = stateFile.write(listed.sorted()) { logger.error("lifecycle: \(error)") }
-        for file in watched.keys { inotify?.remove(file) }
-        watched.removeAll()
+    }
+
+    /// Writes `1` (`freeze`) or `0` to the cgroup's own `cgroup.freeze`; `nil`, or the error. A
+    /// cgroup that is gone needs no thaw.
+    func write(_ freeze: Bool, to group: String) -> String? {
+        guard let directory = CgroupMount.directory(ofGroup: group, in: mounts) else { return "\(group) is under no cgroup2 mount" }
+        guard let error = SmallFile.write(freeze ? "1" : "0", toExisting: directory + "/cgroup.freeze") else {
+            if !freeze { unthawed.remove(group) }
+            return nil
+        }
+        if !freeze {
+            guard !error.isMissing else { return nil }
+            unthawed.insert(group)
+        }
+        return "\(error)"
+    }
+
+    /// What the cgroup's `cgroup.events` and `cgroup.freeze` say now; `nil` when it is gone.
+    func read(_ group: String) -> Change? {
+        guard let directory = CgroupMount.directory(ofGroup: group, in: mounts),
+            let frozen = SmallFile.text(of: directory + "/cgroup.events", limit: 4096).flatMap(ControlGroup.frozen(inEventsFile:))
+        else { return nil }
+        return .changed(group: group, frozen: frozen, ownBitSet: ownBitSet(group))
     }
 
     /// Stops watching.
     func stop() {
         inotify?.stop()
         inotify = nil
-    }
-
-    private func unlist(_ group: String) {
-        guard listed.remove(group) != nil else { return }
-        if let error = stateFile.write(listed.sorted()) { logger.error("lifecycle: \(error)") }
-    }
-
-    private func read(_ events: String) -> Bool? {
-        SmallFile.text(of: events, limit: 4096).flatMap(ControlGroup.frozen(inEventsFile:))
+        watched.removeAll()
     }
 
     private func inotifyEvent(_ event: InotifyWatches.Event) {
         switch event {
         case .changed(let file):
-            guard let group = watched[file], let frozen = read(file) else { return }
-            onFrozen(group, frozen)
+            guard let group = watched[file], let change = read(group) else { return }
+            onChange(change)
         case .ended(let file):
             // The cgroup was removed: its processes are gone, nothing is left frozen.
             guard let group = watched.removeValue(forKey: file) else { return }
-            unlist(group)
-            onFrozen(group, false)
+            onChange(.removed(group: group))
         case .overflow:
-            for (file, group) in watched { if let frozen = read(file) { onFrozen(group, frozen) } }
+            for group in watched.values.sorted() { if let change = read(group) { onChange(change) } }
         }
     }
 }

@@ -18,6 +18,14 @@ public struct LifecycleConfiguration: Sendable, Hashable {
         case wlr
     }
 
+    /// Where app units come from.
+    public enum AppUnits: String, Sendable, Hashable, CaseIterable {
+        /// A process found outside any app unit is moved into a scope of its own.
+        case make
+        /// Only the app units the session made.
+        case existing
+    }
+
     /// A malformed option or configuration file: notifybusd exits 64 with it.
     public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
         /// What is wrong, naming the option or the file and line.
@@ -29,8 +37,18 @@ public struct LifecycleConfiguration: Sendable, Hashable {
     /// The longest delay, in seconds.
     public static let longestDelay = 3_600
 
+    /// The shortest and longest wake grace and task limit, in seconds.
+    public static let shortestGrace = 1
+    public static let longestGrace = 600
+
     /// Seconds in the background before an app is frozen.
     public var delay: Int = 10
+    /// Seconds a woken app runs in the background before it is frozen again.
+    public var wakeGrace: Int = 10
+    /// Seconds a background task keeps its app running in the background.
+    public var taskLimit: Int = 30
+    /// Where app units come from.
+    public var appUnits: AppUnits = .make
     /// App ids never frozen.
     public var exempt: Set<String> = []
     /// Where the windows come from.
@@ -53,7 +71,8 @@ public struct LifecycleConfiguration: Sendable, Hashable {
 
     /// Applies the configuration file's text (`key = value` lines; blank lines and lines starting
     /// with `#` ignored): `delay` (whole seconds), `exempt` (app ids separated by spaces; the key
-    /// may appear on several lines), `toplevels`, `cgroup-root`.
+    /// may appear on several lines), `toplevels`, `cgroup-root`, `wake-grace` and `task-limit`
+    /// (whole seconds), `app-units` (`make` or `existing`).
     /// - Parameter file: the file's name, for the messages.
     /// - Throws: `Problem` naming the file and line of an unknown key or a bad value.
     public mutating func apply(configuration text: String, file: String) throws(Problem) {
@@ -71,6 +90,15 @@ public struct LifecycleConfiguration: Sendable, Hashable {
                 delay = try Self.delay(value, where: "\(place): delay")
             case "exempt":
                 exempt.formUnion(value.split(separator: " ", omittingEmptySubsequences: true).map(String.init))
+            case "wake-grace":
+                wakeGrace = try Self.grace(value, where: "\(place): wake-grace")
+            case "task-limit":
+                taskLimit = try Self.grace(value, where: "\(place): task-limit")
+            case "app-units":
+                guard let units = AppUnits(rawValue: value) else {
+                    throw Problem(description: "\(place): app-units must be make or existing, not \"\(value)\"")
+                }
+                appUnits = units
             case "toplevels":
                 toplevels = try Self.toplevels(value, where: "\(place): toplevels")
             case "cgroup-root":
@@ -79,7 +107,7 @@ public struct LifecycleConfiguration: Sendable, Hashable {
                 }
                 cgroupRoot = value
             default:
-                throw Problem(description: "\(place): unknown key \"\(key)\" (the keys are delay, exempt, toplevels, cgroup-root)")
+                throw Problem(description: "\(place): unknown key \"\(key)\" (the keys are delay, exempt, toplevels, cgroup-root, wake-grace, task-limit, app-units)")
             }
         }
     }
@@ -97,6 +125,14 @@ public struct LifecycleConfiguration: Sendable, Hashable {
     public static func delay(_ text: String, where place: String) throws(Problem) -> Int {
         guard let seconds = Int(text), (shortestDelay...longestDelay).contains(seconds) else {
             throw Problem(description: "\(place) must be whole seconds from \(shortestDelay) to \(longestDelay), not \"\(text)\"")
+        }
+        return seconds
+    }
+
+    /// A wake grace or task limit in whole seconds within range.
+    public static func grace(_ text: String, where place: String) throws(Problem) -> Int {
+        guard let seconds = Int(text), (shortestGrace...longestGrace).contains(seconds) else {
+            throw Problem(description: "\(place) must be whole seconds from \(shortestGrace) to \(longestGrace), not \"\(text)\"")
         }
         return seconds
     }

@@ -10,11 +10,10 @@ import NotifyBus
 import NotifyBusSources
 import SystemSupport
 
-/// The lifecycle on the loop thread: the window backend, the policy, the freezer and the one
-/// timer, and the `app/<app-id>/lifecycle` keys on the bus. `LifecycleService` is its handle.
+/// The lifecycle on the loop thread: the window backend, the policy and its one timer, the
+/// freeze mechanism and the files it writes, the session's services, and the
+/// `app/<app-id>/lifecycle` keys on the bus. `LifecycleSource` is its handle.
 final class LifecycleDriver {
-    /// The name of the `lifecycle` source.
-    static let sourceName = "lifecycle"
     /// The first delay before connecting to the compositor again.
     static let firstRetry = Duration.seconds(1)
     /// The longest.
@@ -24,45 +23,42 @@ final class LifecycleDriver {
     let bus: NotificationBus
     unowned let context: LoopContext
     let logger: Logger
-    private let onStatus: (SourceStatus) -> Void
+    let report: (SourceStatus) -> Void
     /// Called before a `frozen` value is published, so that the daemon's freezer follower has
     /// suspended the app's subscriptions first.
     private let beforeFrozen: () -> Void
     /// Brings a change of `session/locked` to the loop thread, to `handle(.locked(_:))`.
     private let postLocked: @Sendable (Bool) -> Void
     private let origin = ContinuousClock.now
-    private(set) var policy: LifecyclePolicy
-    private var freezer: CgroupFreezer?
+    var policy: LifecyclePolicy
+    var mechanism: FreezeMechanism
+    var freezer: CgroupFreezer?
     private var backend: (any ToplevelBackend)?
-    private var mounts: [CgroupMount] = []
-    private var root = ""
+    var mounts: [CgroupMount] = []
+    var root = ""
     private var timer: LoopTimer?
     private var retry: LoopTimer?
     private var failures = 0
     private var lock: Subscription?
     private var hasList = false
-    private var stopped = false
+    private(set) var stopped = false
     /// PIDs never to be frozen, by who reported them.
     private var protectedPIDs: [String: Set<Int32>] = [:]
-    /// The session bus, for the systemd user manager, media players and protected names;
-    /// `nil`: none of them is followed.
-    private let connection: DBusConnection?
-    private var players: MediaPlayers?
-    private var protectedNames: ProtectedProcesses?
-    private var units: SystemdUnits?
+    /// The session bus: the systemd user manager, media players, protected names, the bus's
+    /// connections and the wake watch.
+    let connection: DBusConnection?
+    var session: SessionServices?
     /// The processes of MPRIS players that are `Playing`.
     private var playingPIDs: Set<Int32> = []
     /// The cgroups the policy was last told hold protected and playing processes.
     private var protectedGroups: Set<String> = []
     private var playingGroups: Set<String> = []
-    /// The cgroups frozen through the systemd user manager (`FreezeUnit`): thawed through it too.
-    private var unitFrozen: Set<String> = []
-    /// How long a thaw waits for `ThawUnit` before writing `cgroup.freeze` itself.
-    static let thawUnitPatience = Duration.milliseconds(50)
+    /// The timers of thaws waiting for `ThawUnit`.
+    var thawPatience: [String: LoopTimer] = [:]
 
     init(
         configuration: LifecycleConfiguration, bus: NotificationBus, context: LoopContext, logger: Logger,
-        onStatus: @escaping (SourceStatus) -> Void, beforeFrozen: @escaping () -> Void,
+        report: @escaping (SourceStatus) -> Void, beforeFrozen: @escaping () -> Void,
         postLocked: @escaping @Sendable (Bool) -> Void, connection: DBusConnection?
     ) {
         self.postLocked = postLocked
@@ -71,70 +67,91 @@ final class LifecycleDriver {
         self.bus = bus
         self.context = context
         self.logger = logger
-        self.onStatus = onStatus
+        self.report = report
         self.beforeFrozen = beforeFrozen
-        policy = LifecyclePolicy(delay: configuration.delayDuration, exempt: configuration.exempt)
+        policy = LifecyclePolicy(
+            delay: configuration.delayDuration, exempt: configuration.exempt,
+            wakeGrace: .seconds(configuration.wakeGrace), taskLimit: .seconds(configuration.taskLimit))
+        mechanism = FreezeMechanism(hasUnitManager: connection != nil)
     }
 
     var now: Duration { ContinuousClock.now - origin }
 
-    /// Checks what the policy needs (a cgroup root, a cgroup2 mount, the state file), then
-    /// connects to the compositor; reports `unavailable` with the reason when something is missing.
+    /// Checks what the policy needs (a cgroup root, a cgroup2 mount, the state file, a session
+    /// bus that lets it monitor), then connects to the compositor; reports `unavailable` with the
+    /// reason when something is missing.
     func start() {
         guard let root = configuration.resolvedCgroupRoot() else {
-            onStatus(.unavailable(reason: "the cgroup root is missing: the daemon's cgroup has no user@\(getuid()).service ancestor and no cgroup-root is configured"))
+            report(.unavailable(reason: "the cgroup root is missing: the daemon's cgroup has no user@\(getuid()).service ancestor and no cgroup-root is configured"))
             return
         }
         self.root = root
         mounts = CgroupMount.usableMounts()
         guard !mounts.isEmpty else {
-            onStatus(.unavailable(reason: "no writable cgroup v2"))
+            report(.unavailable(reason: "no writable cgroup v2"))
             return
         }
         guard let directory = CgroupMount.directory(ofGroup: root, in: mounts), SmallFile.isReadable(directory + "/cgroup.procs") else {
-            onStatus(.unavailable(reason: "the cgroup root \(root) is missing"))
+            report(.unavailable(reason: "the cgroup root \(root) is missing"))
             return
         }
         guard let path = configuration.stateFile ?? FrozenStateFile.defaultPath else {
-            onStatus(.unavailable(reason: "cannot write the state file: XDG_RUNTIME_DIR is not set"))
+            report(.unavailable(reason: "cannot write the state file: XDG_RUNTIME_DIR is not set"))
             return
         }
         let freezer: CgroupFreezer
         do {
             freezer = try CgroupFreezer(context: context, mounts: mounts, stateFile: FrozenStateFile(path: path), logger: logger)
         } catch {
-            onStatus(.unavailable(reason: "no writable cgroup v2: \(error)"))
+            report(.unavailable(reason: "no writable cgroup v2: \(error)"))
             return
         }
         if let problem = freezer.problem() {
-            onStatus(.unavailable(reason: problem))
+            report(.unavailable(reason: problem))
             return
         }
-        freezer.onFrozen = { [weak self] group, frozen in self?.handle(.frozen(group: group, frozen)) }
-        freezer.onNotFrozen = { [weak self] group, failed in self?.handle(.notFrozen(group: group, failed: failed)) }
+        guard let connection else {
+            report(.unavailable(reason: "no session bus: messages to frozen apps could not wake them"))
+            return
+        }
+        freezer.onChange = { [weak self] change in
+            switch change {
+            case .changed(let group, let frozen, let ownBitSet): self?.freezeStep(.events(group: group, frozen: frozen, ownBitSet: ownBitSet))
+            case .removed(let group): self?.freezeStep(.removed(group: group))
+            }
+        }
         self.freezer = freezer
-        protect(getpid(), as: "notifybusd")
-        if let connection { followSession(connection, freezer: freezer) }
+        protect([getpid()], as: "notifybusd")
+        let session = SessionServices(driver: self, connection: connection)
+        self.session = session
         followLock()
-        connect()
+        // Nothing is frozen unless a message to a frozen app can be seen.
+        session.wake.probe { [weak self] error in
+            guard let self, !self.stopped else { return }
+            if let error {
+                self.report(.unavailable(reason: "the session bus refuses to let notifybusd monitor messages to frozen apps: \(error)"))
+                return
+            }
+            self.connect()
+        }
     }
 
     /// Thaws everything it froze and lets go of everything; nothing happens after it.
     func stop() {
         guard !stopped else { return }
         perform(policy.handle(.stop, now: now))
+        carryOut(mechanism.handle(.stop))
         stopped = true
-        freezer?.thawAllNow()
         freezer?.stop()
-        players?.stop()
-        protectedNames?.stop()
-        units?.stop()
+        session?.stop()
         backend?.stop()
         backend = nil
         lock?.cancel()
         lock = nil
         if let retry { context.cancelTimer(retry) }
         if let timer { context.cancelTimer(timer) }
+        for timer in thawPatience.values { context.cancelTimer(timer) }
+        thawPatience = [:]
     }
 
     /// Reports the PIDs that `who` says must never be frozen (the session's services).
@@ -142,8 +159,6 @@ final class LifecycleDriver {
         protectedPIDs[who] = pids
         readGroups()
     }
-
-    private func protect(_ pid: Int32, as who: String) { protect([pid], as: who) }
 
     /// Reports the PIDs whose MPRIS players are `Playing`.
     func setPlaying(_ pids: Set<Int32>) {
@@ -167,57 +182,6 @@ final class LifecycleDriver {
         }
     }
 
-    /// Follows the session bus: the protected names' owners and the bus daemon, the MPRIS
-    /// players, and the systemd user manager, through which units it knows are frozen.
-    private func followSession(_ connection: DBusConnection, freezer: CgroupFreezer) {
-        protectedNames = ProtectedProcesses(connection: connection, logger: logger) { [weak self] pids in
-            self?.protect(pids, as: "session")
-        }
-        players = MediaPlayers(connection: connection, logger: logger) { [weak self] pids in self?.setPlaying(pids) }
-        let units = SystemdUnits(connection: connection, logger: logger)
-        self.units = units
-        freezer.writer = { [weak self] group, directory, freeze, done in
-            guard let self, let units = self.units else { return done(CgroupFreezer.write(freeze, in: directory)) }
-            let unit = String(group.split(separator: "/").last ?? "")
-            if freeze {
-                units.lookUp(unit: unit) { [weak self] lookup in
-                    guard case .known = lookup else { return done(CgroupFreezer.write(true, in: directory)) }
-                    units.freeze(unit: unit) { [weak self] result in
-                        switch result {
-                        case .success:
-                            self?.unitFrozen.insert(group)
-                            done(nil)
-                        case .failure(let error):
-                            done("FreezeUnit(\(unit)): \(error)")
-                        }
-                    }
-                }
-            } else {
-                guard self.unitFrozen.remove(group) != nil else { return done(CgroupFreezer.write(false, in: directory)) }
-                // ThawUnit, so that systemd's freezer state stays true; its own file written if
-                // systemd fails or has not answered within the thaw's bound.
-                var answered = false
-                let fallback = self.context.scheduleTimer(after: Self.thawUnitPatience) {
-                    guard !answered else { return }
-                    answered = true
-                    done(CgroupFreezer.write(false, in: directory))
-                }
-                units.thaw(unit: unit) { [weak self] result in
-                    guard !answered else { return }
-                    answered = true
-                    self?.context.cancelTimer(fallback)
-                    if case .failure = result { return done(CgroupFreezer.write(false, in: directory)) }
-                    done(nil)
-                }
-            }
-        }
-        freezer.onThawedNow = { [weak self] group in
-            // A thaw written behind systemd's back: systemd is told too, so its state follows.
-            guard let self, self.unitFrozen.remove(group) != nil else { return }
-            self.units?.thaw(unit: String(group.split(separator: "/").last ?? "")) { _ in }
-        }
-    }
-
     // MARK: The compositor
 
     private func connect() {
@@ -225,7 +189,7 @@ final class LifecycleDriver {
         do {
             backend = try makeBackend { [weak self] update in self?.backendUpdate(update) }
         } catch {
-            onStatus(.unavailable(reason: "\(error)"))
+            report(.unavailable(reason: "\(error)"))
             scheduleRetry()
             return
         }
@@ -243,14 +207,14 @@ final class LifecycleDriver {
             if !hasList {
                 hasList = true
                 failures = 0
-                onStatus(.running)
+                report(.running)
             }
         case .lost(let reason):
             backend?.stop()
             backend = nil
             hasList = false
             handle(.compositorLost)
-            onStatus(.unavailable(reason: "the compositor connection was lost: \(reason)"))
+            report(.unavailable(reason: "the compositor connection was lost: \(reason)"))
             scheduleRetry()
         }
     }
@@ -294,16 +258,18 @@ final class LifecycleDriver {
         perform(policy.handle(event, now: now))
     }
 
-    private func perform(_ actions: [LifecyclePolicy.Action]) {
+    /// Carries out the policy's actions, then tells the wake watch what to watch now.
+    func perform(_ actions: [LifecyclePolicy.Action]) {
+        session?.wake.watch(policy.watchedGroups)
         for action in actions {
             switch action {
             case .publish(let appID, let lifecycle):
                 if lifecycle.state == .frozen { beforeFrozen() }
                 bus.publish(AppLifecycle.key(of: appID), lifecycle.value)
             case .freeze(let group):
-                freezer?.freeze(group)
+                freezeStep(.freeze(group: group, ownBitSet: freezer?.ownBitSet(group) ?? false))
             case .thaw(let group):
-                freezer?.thaw(group)
+                freezeStep(.thaw(group: group))
             case .arm(let deadline):
                 if let timer { context.cancelTimer(timer) }
                 let delay = max(deadline - now, .zero)
@@ -314,6 +280,8 @@ final class LifecycleDriver {
             case .disarm:
                 if let timer { context.cancelTimer(timer) }
                 timer = nil
+            case .expiring(let task, let connection, let seconds):
+                session?.expiring(task: task, connection: connection, seconds: seconds)
             }
         }
     }

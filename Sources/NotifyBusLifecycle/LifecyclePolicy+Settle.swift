@@ -13,7 +13,7 @@ extension LifecyclePolicy {
 
         var thaws: [Action] = []
         var freezes: [Action] = []
-        var deadlines: [Duration] = []
+        var (signals, deadlines) = settleTasks(now: now, windowsOfGroup: windowsOfGroup)
         for path in groups.keys.sorted() {
             guard var group = groups[path] else { continue }
             guard let members = windowsOfGroup[path] else {
@@ -24,12 +24,21 @@ extension LifecyclePolicy {
             }
             let active = members.contains { $0.inactiveSince == nil }
             if active { group.hold = nil }
+            if let woken = group.wokenAt {
+                if active || now >= woken + wakeGrace {
+                    group.wokenAt = nil
+                } else {
+                    deadlines.append(woken + wakeGrace)
+                }
+            }
+            // Held running, without restarting the count: an open task, a wake grace.
+            let held = group.wokenAt != nil || hasTask(path)
             let blocked = blockingReason(of: path, members: members, windowsOfApp: windowsOfApp)
             if group.wasBlocked, blocked == nil { group.reasonEndedAt = now }
             group.wasBlocked = blocked != nil
             switch group.freezing {
             case .running:
-                if !active, blocked == nil, group.hold == nil {
+                if !active, blocked == nil, group.hold == nil, !held {
                     let due = since(group, members) + delay
                     if now >= due {
                         group.freezing = .pending(since: now)
@@ -40,7 +49,7 @@ extension LifecyclePolicy {
                     }
                 }
             case .pending(let asked):
-                if active || blocked != nil {
+                if active || blocked != nil || held {
                     group.freezing = .running
                     thaws.append(.thaw(group: path))
                 } else if now >= asked + confirmationTime {
@@ -51,7 +60,7 @@ extension LifecyclePolicy {
                     deadlines.append(asked + confirmationTime)
                 }
             case .frozen:
-                if active || blocked != nil {
+                if active || blocked != nil || held {
                     group.freezing = .running
                     thaws.append(.thaw(group: path))
                 }
@@ -81,7 +90,7 @@ extension LifecyclePolicy {
             armed = deadline
             timer = [deadline.map(Action.arm) ?? .disarm]
         }
-        return before + publishes + thaws + freezes + timer
+        return before + signals + publishes + thaws + freezes + timer
     }
 
     /// When the group's count started: the later of its windows' last activation and the last
@@ -146,6 +155,8 @@ extension LifecyclePolicy {
             }
         }
         if shared { return .shared }
+        if paths.contains(where: hasTask) { return .task }
+        if paths.contains(where: { groups[$0]?.wokenAt != nil }) { return .woken }
         if paths.contains(where: { groups[$0]?.hold == .failed }) { return .failed }
         return nil
     }

@@ -9,8 +9,15 @@
 /// kernel says so (`cgroup.events`); a freeze not confirmed within `confirmationTime` is undone
 /// and not tried again until one of the cgroup's apps is next in the foreground.
 ///
+/// A frozen cgroup is thawed as well when a message needs one of its connections (`.message`) or
+/// when someone else thawed it (`.thawedElsewhere`): its apps are then `background` with reason
+/// `woken` and frozen again once they spent `wakeGrace` in the background with no further such
+/// message. A background task (`beginTask`) keeps its app's cgroup running for at most
+/// `taskLimit`, counted from the later of its beginning and the moment the app left the
+/// foreground, with `.expiring` 5 s before the end.
+///
 /// Times are `Duration`s since any fixed origin (the driver's monotonic clock). There is at most
-/// one deadline, and one only while a delay or a confirmation is running.
+/// one deadline, and one only while a delay, a confirmation, a wake grace or a task is running.
 public struct LifecyclePolicy: Sendable {
     /// What the policy is told.
     public enum Event: Sendable, Hashable {
@@ -29,6 +36,17 @@ public struct LifecyclePolicy: Sendable {
         case playingGroups(Set<String>)
         /// `session/locked` changed.
         case locked(Bool)
+        /// A method call or a unicast signal, not the daemon's own, is addressed to a connection
+        /// whose process is in the cgroup.
+        case message(group: String)
+        /// The cgroup the policy froze was thawed by someone else: its own `cgroup.freeze` reads 0.
+        case thawedElsewhere(group: String)
+        /// The cgroup no longer exists.
+        case groupRemoved(group: String)
+        /// Messages to frozen connections can no longer be seen: every frozen cgroup is thawed.
+        case wakeWatchLost
+        /// The connection left the bus: its background tasks end.
+        case connectionLeft(String)
         /// The connection to the compositor was lost: every window is gone.
         case compositorLost
         /// The policy stops (notifybusd exits): thaw everything it froze.
@@ -48,6 +66,9 @@ public struct LifecyclePolicy: Sendable {
         case arm(Duration)
         /// No deadline is needed any more.
         case disarm
+        /// Tell the task's connection that its grant runs out in `seconds`
+        /// (`BackgroundTaskExpiring`).
+        case expiring(task: UInt32, connection: String, seconds: UInt32)
     }
 
     /// A window as the policy sees it: its app and the cgroups it maps to.
@@ -108,6 +129,8 @@ public struct LifecyclePolicy: Sendable {
         var wasBlocked = false
         /// Not tried again until one of its apps is next in the foreground.
         var hold: Hold? = nil
+        /// Since when its wake grace runs (a message or someone else thawed it); `nil`: not woken.
+        var wokenAt: Duration? = nil
     }
 
     /// How long an app stays in the background before it is frozen.
@@ -116,6 +139,14 @@ public struct LifecyclePolicy: Sendable {
     public let exempt: Set<String>
     /// How long a freeze may take to be confirmed.
     public let confirmationTime: Duration
+    /// How long a woken app stays running in the background before it is frozen again.
+    public let wakeGrace: Duration
+    /// How long a background task keeps its app running in the background.
+    public let taskLimit: Duration
+    /// How long before a task's end its connection is told.
+    public static let expiryWarning = Duration.seconds(5)
+    /// The most open tasks of one app.
+    public static let tasksPerApp = 16
 
     var windows: [UInt64: TrackedWindow] = [:]
     var groups: [String: Group] = [:]
@@ -123,21 +154,35 @@ public struct LifecyclePolicy: Sendable {
     var playingGroups: Set<String> = []
     var isLocked = false
     var isStopped = false
+    var tasks: [UInt32: BackgroundTask] = [:]
+    var nextTask: UInt32 = 1
     /// What was last published per app id (`closed` ones included: the key stays).
     public internal(set) var published: [String: AppLifecycle] = [:]
     /// The deadline armed now.
     public internal(set) var armed: Duration?
 
     /// A policy with nothing known yet.
-    public init(delay: Duration, exempt: Set<String> = [], confirmationTime: Duration = .seconds(5)) {
+    public init(
+        delay: Duration, exempt: Set<String> = [], confirmationTime: Duration = .seconds(5),
+        wakeGrace: Duration = .seconds(10), taskLimit: Duration = .seconds(30)
+    ) {
         self.delay = delay
         self.exempt = exempt
         self.confirmationTime = confirmationTime
+        self.wakeGrace = wakeGrace
+        self.taskLimit = taskLimit
     }
 
     /// The cgroups frozen by the policy or being frozen.
     public var frozenGroups: Set<String> {
         Set(groups.filter { $0.value.freezing != .running }.keys)
+    }
+
+    /// The cgroups whose connections' messages matter: those frozen or being frozen, and those
+    /// woken within their grace (a further message restarts it). Messages to no other cgroup
+    /// need to be seen.
+    public var watchedGroups: Set<String> {
+        Set(groups.filter { $0.value.freezing != .running || $0.value.wokenAt != nil }.keys)
     }
 
     /// Takes `event` at time `now`; returns what to do, in order.
@@ -150,19 +195,22 @@ public struct LifecyclePolicy: Sendable {
         case .deadline:
             armed = nil
         case .frozen(let path, let isFrozen):
-            guard var group = groups[path] else { break }
-            switch (group.freezing, isFrozen) {
-            case (.pending, true):
-                group.freezing = .frozen
-            case (.frozen, false):
-                // Thawed by someone else: theirs until one of its apps is next in front.
-                group.freezing = .running
-                group.hold = .elsewhere
-                actions.append(.thaw(group: path))
-            default:
-                break
-            }
-            groups[path] = group
+            guard isFrozen, case .pending = groups[path]?.freezing else { break }
+            groups[path]?.freezing = .frozen
+        case .message(let path):
+            // A frozen cgroup is thawed by the settle; one within its grace starts it again.
+            guard let group = groups[path], group.freezing != .running || group.wokenAt != nil else { break }
+            groups[path]?.wokenAt = now
+        case .thawedElsewhere(let path):
+            guard let group = groups[path], group.freezing != .running else { break }
+            groups[path]?.freezing = .running
+            groups[path]?.wokenAt = now
+        case .groupRemoved(let path):
+            groups[path]?.freezing = .running
+        case .wakeWatchLost:
+            for (path, group) in groups where group.freezing != .running { groups[path]?.wokenAt = now }
+        case .connectionLeft(let name):
+            tasks = tasks.filter { $0.value.connection != name }
         case .notFrozen(let path, let failed):
             guard var group = groups[path], group.freezing != .running else { break }
             group.freezing = .running
@@ -183,6 +231,7 @@ public struct LifecyclePolicy: Sendable {
             for id in Array(windows.keys) { windows[id] = nil }
         case .stop:
             isStopped = true
+            tasks.removeAll()
             let thaws = groups.filter { $0.value.freezing != .running }.keys.sorted().map { Action.thaw(group: $0) }
             groups.removeAll()
             return thaws + (armed == nil ? [] : [.disarm])

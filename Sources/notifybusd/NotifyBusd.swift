@@ -64,7 +64,7 @@ struct NotifyBusd: AsyncParsableCommand {
     /// What notifybusd's help says of its sources and buses.
     enum Help: SourceSelectionHelp, BusAddressHelp {
         /// Every source name `--source` and `--no-source` take: the sources', and the lifecycle's.
-        static let sourceNames = SystemSources.names + [LifecycleService.sourceName]
+        static let sourceNames = SystemSources.names + [LifecycleSource.sourceName]
         static let systemBus = "Where the system sources connect (default: $DBUS_SYSTEM_BUS_ADDRESS)."
         static let sessionBus = "The bus to serve on (default: $DBUS_SESSION_BUS_ADDRESS)."
     }
@@ -79,7 +79,7 @@ struct NotifyBusd: AsyncParsableCommand {
         let logger = Logger(label: "notifybusd") { _ in StandardErrorLogHandler(program: "notifybusd", logLevel: level) }
         // What a crash or SIGKILL of an earlier run left frozen is thawed first, with or without
         // --freeze-background.
-        let leftovers = LifecycleService.thawLeftovers()
+        let leftovers = LifecycleSource.thawLeftovers()
         for (group, reason) in leftovers { StandardErrorLogHandler.print("notifybusd: cannot thaw \(group): \(reason)") }
         if lifecycle.thawAll { throw ExitCode(leftovers.isEmpty ? 0 : 1) }
         raiseDescriptorLimit(logger: logger)
@@ -87,7 +87,7 @@ struct NotifyBusd: AsyncParsableCommand {
         // mapping of its own, given back when freed: receiving one peaks at twice its size.
         HeapMemory.mapBlocks(ofAtLeast: 128 << 10)
         let mqttLink = try mqtt.configuration()
-        let lifecycleConfiguration = sources.selects(LifecycleService.sourceName) ? try lifecycle.configuration() : nil
+        let lifecycleConfiguration = sources.selects(LifecycleSource.sourceName) ? try lifecycle.configuration() : nil
         let daemon = NotifyBusDaemon(configuration: .init(
             sessionBus: buses.session,
             sources: SystemSources.Options(

@@ -14,8 +14,32 @@ import Testing
         var policy: LifecyclePolicy
         var now = Duration.zero
 
-        init(delay: Int = 10, exempt: Set<String> = []) {
-            policy = LifecyclePolicy(delay: .seconds(delay), exempt: exempt)
+        init(delay: Int = 10, exempt: Set<String> = [], wakeGrace: Int = 10, taskLimit: Int = 30) {
+            policy = LifecyclePolicy(
+                delay: .seconds(delay), exempt: exempt, wakeGrace: .seconds(wakeGrace), taskLimit: .seconds(taskLimit))
+        }
+
+        /// `beginTask` at `seconds`: the grant and the actions.
+        mutating func begin(_ seconds: Double, group: String, connection: String = ":1.9")
+            -> (Result<LifecyclePolicy.TaskGrant, LifecyclePolicy.TaskRefusal>, [Action])
+        {
+            now = .milliseconds(Int64(seconds * 1000))
+            return policy.beginTask(group: group, connection: connection, now: now)
+        }
+
+        /// `endTask` at `seconds`.
+        mutating func end(_ seconds: Double, task: UInt32, connection: String = ":1.9")
+            -> (Result<Void, LifecyclePolicy.TaskRefusal>, [Action])
+        {
+            now = .milliseconds(Int64(seconds * 1000))
+            return policy.endTask(task, connection: connection, now: now)
+        }
+
+        /// A: frozen at 10 (in the background from 0, delay 10).
+        mutating func frozenA() {
+            _ = at(0, .windows([LifecyclePolicyTests.window(1, "A", active: false, groups: [LifecyclePolicyTests.a])]))
+            _ = until(10)
+            _ = at(10, .frozen(group: LifecyclePolicyTests.a, true))
         }
 
         mutating func at(_ seconds: Double, _ event: LifecyclePolicy.Event) -> [Action] {

@@ -3,7 +3,7 @@ import Synchronization
 
 /// Suspends until the current task is cancelled or, inside a `ServiceGroup`, until graceful
 /// shutdown begins; without polling and without a timer.
-func waitUntilCancelledOrShutDown() async {
+package func waitUntilCancelledOrShutDown() async {
     let gate = CancellationGate()
     await withTaskCancellationOrGracefulShutdownHandler {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -1,0 +1,118 @@
+import DBus
+import EpollLoop
+import Logging
+import NotifyBus
+import NotifyBusSources
+import SystemSupport
+
+/// Background apps frozen and woken (specification: Freezing background apps), as a source of
+/// the daemon's bus: the windows from the compositor, the policy, the freezer, the messages that
+/// wake a frozen app, background tasks, and each app's `app/<app-id>/lifecycle` key.
+///
+/// A `NotifyBusSource` like the others: `run()` starts it on `loop` and returns when its task is
+/// cancelled or graceful shutdown begins, once it has thawed every cgroup it froze.
+///
+/// ```swift
+/// let lifecycle = LifecycleSource(configuration: configuration, bus: bus, loop: loop, logger: logger,
+///                                 connection: { context in sessionConnection })
+/// try await lifecycle.run()   // in the daemon's task group
+/// ```
+public final class LifecycleSource: NotifyBusSource {
+    /// The name of its source in `Sources`.
+    public static let sourceName = "lifecycle"
+    /// `lifecycle`.
+    public let name = LifecycleSource.sourceName
+    /// `app/*/lifecycle`.
+    public let keyPatterns: [KeyPattern] = ["app/*/lifecycle"]
+    /// What it runs with.
+    public let configuration: LifecycleConfiguration
+    /// The bus it publishes into and reads `session/locked` from.
+    public let bus: NotificationBus
+    /// The loop it runs on.
+    public let loop: EventLoopThread
+    /// Where it logs.
+    public let logger: Logger
+    private let connection: @Sendable (LoopContext) -> DBusConnection?
+    private let beforeFrozen: @Sendable (LoopContext) -> Void
+    private let reporter = SourceStatusReporter()
+    private let key = LoopLocalKey<LifecycleDriver>()
+
+    /// A lifecycle on `loop`; nothing happens before `run()`. `connection` gives, on the loop
+    /// thread, the session bus connection (the daemon's own): the systemd user manager, the
+    /// protected names, the media players, the bus's connections and the monitor for messages to
+    /// frozen apps are followed through it; without one, nothing is frozen. `beforeFrozen` runs on
+    /// the loop thread just before an app's `frozen` is published (the daemon makes its freezer
+    /// follower read the cgroups first, so the app's own subscriptions are suspended first).
+    public init(
+        configuration: LifecycleConfiguration, bus: NotificationBus, loop: EventLoopThread, logger: Logger,
+        connection: @escaping @Sendable (LoopContext) -> DBusConnection?,
+        beforeFrozen: @escaping @Sendable (LoopContext) -> Void = { _ in }
+    ) {
+        self.configuration = configuration
+        self.bus = bus
+        self.loop = loop
+        self.logger = logger
+        self.connection = connection
+        self.beforeFrozen = beforeFrozen
+    }
+
+    /// The status it last reported.
+    public var status: SourceStatus { reporter.current }
+
+    /// The current status, then every change, until `run()` returns.
+    public func statusUpdates() -> AsyncStream<SourceStatus> { reporter.updates() }
+
+    /// Nothing to read again: the compositor and the kernel report every change as it happens.
+    public func reread() async {}
+
+    /// Starts on the loop, then runs until cancelled or graceful shutdown; then thaws every
+    /// cgroup it froze and lets go of everything before it returns.
+    /// - Throws: `SourceError.eventLoop` when the loop no longer runs.
+    public func run() async throws {
+        let (key, reporter, bus, configuration, logger) = (self.key, self.reporter, self.bus, self.configuration, self.logger)
+        let (connection, beforeFrozen, loop) = (self.connection, self.beforeFrozen, self.loop)
+        do {
+            try await loop.submit { context in
+                guard context[local: key] == nil else { return }
+                let driver = LifecycleDriver(
+                    configuration: configuration, bus: bus, context: context, logger: logger,
+                    report: { status in if reporter.report(status) { logger.debug("lifecycle: \(status)") } },
+                    beforeFrozen: { beforeFrozen(context) },
+                    postLocked: { locked in try? loop.execute { context in context[local: key]?.handle(.locked(locked)) } },
+                    connection: connection(context))
+                context[local: key] = driver
+                driver.start()
+            }
+        } catch {
+            reporter.report(.failed(reason: "event loop: \(error)"))
+            reporter.finish()
+            throw SourceError.eventLoop(source: name, reason: "\(error)")
+        }
+        await waitUntilCancelledOrShutDown()
+        await key.release(on: loop) { $0.stop() }
+        reporter.finish()
+    }
+
+    /// The interface `org.notifybus.Lifecycle1` (background tasks), for the daemon's object at
+    /// `/org/notifybus/Bus1`; made on the loop thread, whose `context` it is. Its calls reach the
+    /// running lifecycle, and fail while it does not run.
+    public func busInterface(in context: LoopContext) -> DBusInterface {
+        LifecycleDriver.busInterface { [key, unowned context] in context[local: key] }
+    }
+
+    /// Thaws every cgroup listed in the state file at `path` (default
+    /// `$XDG_RUNTIME_DIR/notifybus/frozen`) that still exists, and empties it: what a crash or
+    /// `SIGKILL` left frozen. notifybusd does it at every start, and `--thaw-all` does only this.
+    /// - Returns: each cgroup that could not be thawed, with why.
+    public static func thawLeftovers(stateFile path: String? = nil) -> [(group: String, reason: String)] {
+        guard let path = path ?? FrozenStateFile.defaultPath else { return [] }
+        return FrozenStateFile(path: path).thawAll()
+    }
+
+    /// What it last published for each app id (for tests and diagnostics); `nil` when it does
+    /// not run.
+    public func apps() async -> [String: AppLifecycle]? {
+        let key = self.key
+        return try? await loop.submit { context in context[local: key]?.policy.published } ?? nil
+    }
+}
