@@ -154,6 +154,7 @@ let package = Package(
         .executableTarget(name: "AppLifecycleExample", dependencies: ["NotifyBus"], path: "Examples/AppLifecycle"),
         .executableTarget(
             name: "LiveAppExample", dependencies: ["NotifyBus", "NotifyBusSources"], path: "Examples/LiveApp"),
+        .executableTarget(name: "BackgroundTaskExample", dependencies: ["NotifyBusClient", "DBus"], path: "Examples/BackgroundTask"),
 
         // Tests. Debian packages they need: scripts/system-packages.txt.
         // One child-process type, the sources of Packages/ChildProcess (a package of its own for the

@@ -36,26 +36,50 @@ final class LifecycleBed {
     /// A window of `appID` in an app scope of its own (`app-test-<appID>-N.scope`), or in `scope`.
     @discardableResult
     func open(_ appID: String, in scope: AppScopes.Scope? = nil) async throws -> (window: HeadlessSway.Window, scope: AppScopes.Scope) {
-        let target: AppScopes.Scope
-        if let scope {
-            target = scope
-        } else {
-            scopeCount += 1
-            target = try scopes.makeScope(name: "app-test-\(appID)-\(scopeCount).scope")
-        }
+        let target = try scope ?? nextScope(appID)
         return (try await sway.openWindow(appID: appID, inCgroup: target.directory), target)
+    }
+
+    /// A real GApplication of `appID` (`HeadlessSway.openApplication`) on the daemon's session bus,
+    /// in an app scope of its own, or in `scope`; start the daemon first.
+    @discardableResult
+    func openApp(_ appID: String, in scope: AppScopes.Scope? = nil) async throws -> (window: HeadlessSway.Window, scope: AppScopes.Scope) {
+        guard let daemon else { throw HarnessError("start the daemon before opening an app on its bus") }
+        let target = try scope ?? nextScope(appID)
+        let window = try await sway.openApplication(appID: appID, inCgroup: target.directory, environment: daemon.session.environment())
+        return (window, target)
+    }
+
+    /// `command` on the daemon's session bus, started inside `scope` (a process of the app).
+    func launch(_ command: [String], in scope: AppScopes.Scope?, log name: String) throws -> ChildProcess {
+        guard let daemon else { throw HarnessError("start the daemon first") }
+        let launch = scope.map { scope in
+            ["/bin/sh", "-c", "echo $$ > '\(scope.directory)/cgroup.procs' && exec \"$@\"", "sh"] + command
+        } ?? command
+        return try ChildProcess(
+            executable: launch[0], arguments: Array(launch.dropFirst()),
+            environment: daemon.session.environment(extra: ["PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"]),
+            standardError: .append(runtime + "/\(name).log"))
+    }
+
+    private func nextScope(_ appID: String) throws -> AppScopes.Scope {
+        scopeCount += 1
+        return try scopes.makeScope(name: "app-test-\(appID)-\(scopeCount).scope")
     }
 
     /// Starts notifybusd with `--freeze-background --toplevels sway --freeze-config CONFIG` and
     /// `arguments`, and a watcher of `app/**` and the lifecycle source.
-    func start(_ arguments: [String] = ["--freeze-delay", "2"], backend: String = "sway", environment: [String: String?] = [:]) async throws {
+    func start(
+        _ arguments: [String] = ["--freeze-delay", "2"], backend: String = "sway", environment: [String: String?] = [:],
+        sessionConfiguration: String = ""
+    ) async throws {
         var extra: [String: String?] = [
             "XDG_RUNTIME_DIR": runtime, "SWAYSOCK": sway.ipcSocket, "WAYLAND_DISPLAY": sway.runtimeDirectory + "/" + sway.waylandDisplay,
         ]
         extra.merge(environment) { _, new in new }
         let daemon = try await DaemonBed(
             arguments: ["--source", "lifecycle", "--freeze-background", "--toplevels", backend, "--freeze-config", config] + arguments,
-            environment: extra)
+            environment: extra, sessionConfiguration: sessionConfiguration)
         self.daemon = daemon
         watcher = try daemon.notifywatch(["app/**"])
     }

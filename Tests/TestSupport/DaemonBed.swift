@@ -24,11 +24,13 @@ public final class DaemonBed: Sendable {
     /// until the daemon owns `org.notifybus.Bus1`; throws at once when the daemon exits instead
     /// (e.g. refusing an argument). `sessionLimits` are `<limit>`s of the session bus's
     /// configuration (e.g. `max_outgoing_bytes`, what it queues for a client that does not read).
-    /// `environment` adds to (or, with `nil`, removes from) the daemon's environment.
+    /// `environment` adds to (or, with `nil`, removes from) the daemon's environment;
+    /// `sessionConfiguration` is added to the session bus's configuration (more policy).
     public init(
-        arguments: [String] = [], sessionLimits: [String: Int] = [:], environment: [String: String?] = [:]
+        arguments: [String] = [], sessionLimits: [String: Int] = [:], environment: [String: String?] = [:],
+        sessionConfiguration: String = ""
     ) async throws {
-        session = try PrivateBus(.session, limits: sessionLimits)
+        session = try PrivateBus(.session, limits: sessionLimits, configuration: sessionConfiguration)
         system = try PrivateBus(.system)
         network = try await MockService(bus: system, template: "networkmanager", name: "org.freedesktop.NetworkManager")
         control = try DBusClient(address: system.dbusAddress)

@@ -132,6 +132,47 @@ public final class HeadlessSway: Sendable {
         return window
     }
 
+    /// Starts a real GApplication (`Fixtures/gtk_app.py`: a `Gtk.Application` whose id, bus name
+    /// and window's app id are `appID`) as `nobody` on the session bus of `environment`, first
+    /// moving it into the cgroup whose directory is `cgroupDirectory` when one is given; its
+    /// `activate` after the first raises its window here (`swaymsg … focus`). Waits (up to
+    /// `timeout`) until sway lists its window. Its standard output is the app's lines
+    /// (`<ns> activated`, `<ns> action ping`, …), read with `window.process.readLine`.
+    /// - Throws: `HarnessError` when it cannot be started or its window does not show.
+    @discardableResult
+    public func openApplication(
+        appID: String, inCgroup cgroupDirectory: String? = nil, environment extra: [String: String],
+        timeout: Duration = patience
+    ) async throws -> Window {
+        let raise = ["/usr/bin/swaymsg", "-s", ipcSocket, "[app_id=\"\(appID)\"] focus"]
+        let command = ["/usr/bin/setpriv"] + Self.asUser + ["/usr/bin/python3", Paths.fixtures + "/gtk_app.py", appID, "--raise"] + raise
+        let launch = cgroupDirectory.map { directory in
+            ["/bin/sh", "-c", "echo $$ > '\(directory)/cgroup.procs' && exec \"$@\"", "sh"] + command
+        } ?? command
+        let log = runtimeDirectory + "/app-\(appID).log"
+        var environment = [
+            "PATH": "/usr/bin:/bin", "HOME": runtimeDirectory, "XDG_RUNTIME_DIR": runtimeDirectory,
+            "WAYLAND_DISPLAY": waylandDisplay, "GDK_BACKEND": "wayland", "NO_AT_BRIDGE": "1", "PYTHONDONTWRITEBYTECODE": "1",
+        ]
+        environment.merge(extra) { _, new in new }
+        let process = try ChildProcess(
+            executable: launch[0], arguments: Array(launch.dropFirst()), environment: environment, standardError: .append(log))
+        var window = Window(appID: appID, pid: process.pid, id: 0, process: process)
+        windows.withLock { $0.append(window) }
+        var found: View?
+        let shown = await eventually(timeout: timeout) {
+            if process.hasExited { return true }
+            found = try? await views().first { $0.appID == appID && $0.pid == process.pid }
+            return found != nil
+        }
+        guard shown, let found else {
+            try? await close(appID: appID)
+            throw HarnessError("the GApplication \(appID) showed no window: \(readFile(log) ?? "")")
+        }
+        window.id = found.id
+        return window
+    }
+
     /// Focuses the (first) window of `appID`, bringing it back from the scratchpad if it is there.
     public func focus(appID: String) async throws {
         try await command("[con_id=\(try await containerID(of: appID))] focus")
@@ -236,7 +277,8 @@ extension HeadlessSway {
         public var pid: Int32
         /// sway's container id of the view.
         public var id: UInt64
-        let process: ChildProcess
+        /// Its process.
+        public let process: ChildProcess
     }
 
     /// A view in sway's tree, as `views()` reads it.

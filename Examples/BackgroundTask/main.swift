@@ -1,0 +1,34 @@
+// An app that finishes some work in the background, with the time notifybusd grants it
+// (`notifybusd --freeze-background`): it begins a background task, prints each warning that the
+// grant runs out, works for SECONDS, then ends the task.
+//
+//     swift run BackgroundTaskExample [SECONDS] [REASON]
+//
+// One JSON line per step on standard output: the grant, each warning, the end (or why it failed).
+import DBus
+import NotifyBusClient
+
+let arguments = CommandLine.arguments.dropFirst()
+let work = Duration.seconds(Int(arguments.first ?? "") ?? 10)
+let reason = arguments.dropFirst().first ?? "finishing work"
+
+do {
+    let client = try await NotifyBusClient()
+    let task = try await client.beginBackgroundTask(reason: reason)
+    print("{\"task\": \(task.number), \"seconds\": \(task.granted.components.seconds)}")
+    await withTaskGroup(of: Void.self) { group in
+        group.addTask {
+            for await left in task.expirations { print("{\"expiring\": \(left.components.seconds)}") }
+        }
+        try? await Task.sleep(for: work)
+        do throws(DBusError) {
+            try await task.end()
+            print("{\"ended\": true}")
+        } catch {
+            print("{\"ended\": false, \"error\": \"\(error.name)\"}")
+        }
+        group.cancelAll()
+    }
+} catch {
+    print("{\"error\": \"\(error)\"}")
+}
