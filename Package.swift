@@ -239,7 +239,7 @@ let package = Package(
             name: "LifecycleTests",
             dependencies: [
                 "NotifyBus", "NotifyBusLifecycle", "Wayland", "DBus", "EpollLoop", "SystemSupport", "TestSupport",
-                "notifybusd", "notifywatch", .product(name: "Logging", package: "swift-log"),
+                "notifybusd", "notifywatch", "BackgroundTaskExample", .product(name: "Logging", package: "swift-log"),
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -5,8 +5,17 @@
 //     swift run BackgroundTaskExample [SECONDS] [REASON]
 //
 // One JSON line per step on standard output: the grant, each warning, the end (or why it failed).
+#if canImport(Glibc)
+import Glibc
+#endif
 import DBus
 import NotifyBusClient
+
+/// Writes `line` at once, also into a pipe (where `print` would keep it in a buffer).
+func emit(_ line: String) {
+    var text = line + "\n"
+    text.withUTF8 { bytes in _ = write(1, bytes.baseAddress, bytes.count) }
+}
 
 let arguments = CommandLine.arguments.dropFirst()
 let work = Duration.seconds(Int(arguments.first ?? "") ?? 10)
@@ -15,20 +24,20 @@ let reason = arguments.dropFirst().first ?? "finishing work"
 do {
     let client = try await NotifyBusClient()
     let task = try await client.beginBackgroundTask(reason: reason)
-    print("{\"task\": \(task.number), \"seconds\": \(task.granted.components.seconds)}")
+    emit("{\"task\": \(task.number), \"seconds\": \(task.granted.components.seconds)}")
     await withTaskGroup(of: Void.self) { group in
         group.addTask {
-            for await left in task.expirations { print("{\"expiring\": \(left.components.seconds)}") }
+            for await left in task.expirations { emit("{\"expiring\": \(left.components.seconds)}") }
         }
         try? await Task.sleep(for: work)
         do throws(DBusError) {
             try await task.end()
-            print("{\"ended\": true}")
+            emit("{\"ended\": true}")
         } catch {
-            print("{\"ended\": false, \"error\": \"\(error.name)\"}")
+            emit("{\"ended\": false, \"error\": \"\(error.name)\"}")
         }
         group.cancelAll()
     }
 } catch {
-    print("{\"error\": \"\(error)\"}")
+    emit("{\"error\": \"\(error)\"}")
 }

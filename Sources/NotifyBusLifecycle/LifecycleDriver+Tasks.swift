@@ -51,7 +51,7 @@ extension LifecycleDriver {
             let (outcome, actions) = self.policy.beginTask(group: group, connection: sender.rawValue, now: self.now)
             switch outcome {
             case .success(let grant):
-                self.logger.info("lifecycle: background task \(grant.task) of \(group) for \(sender): \(reason)")
+                self.logger.notice("lifecycle: background task \(grant.task) of \(group) for \(sender): \(reason)")
                 call.reply([.uint32(grant.task), .uint32(grant.seconds)])
             case .failure:
                 call.fail(.init(
