@@ -83,13 +83,21 @@ extension ChildProcess {
 public func runCommand(
     _ executable: String, _ arguments: [String], environment: [String: String], timeout: Duration = .seconds(30)
 ) async throws -> String {
-    let log = try makeTemporaryFile("notifybus-command")
-    defer { unlink(log) }
-    let process = try ChildProcess(executable, arguments, environment: environment, log: log)
-    let status = await process.exit(within: timeout) ?? process.terminate(signal: SIGKILL)
-    let output = readFile(log) ?? ""
+    let (status, output) = try await runCommandToEnd(executable, arguments, environment: environment, timeout: timeout)
     guard status == 0 else {
         throw HarnessError("\(([executable] + arguments).joined(separator: " ")) exited with wait status \(status ?? -1): \(output)")
     }
     return output
+}
+
+/// Runs `executable` to its end (SIGKILL after `timeout`) and returns its wait status (`nil` if it
+/// could not be reaped) and what it printed (standard output and error), whatever the status.
+public func runCommandToEnd(
+    _ executable: String, _ arguments: [String], environment: [String: String], timeout: Duration = .seconds(30)
+) async throws -> (waitStatus: Int32?, output: String) {
+    let log = try makeTemporaryFile("notifybus-command")
+    defer { unlink(log) }
+    let process = try ChildProcess(executable, arguments, environment: environment, log: log)
+    let status = await process.exit(within: timeout) ?? process.terminate(signal: SIGKILL)
+    return (status, readFile(log) ?? "")
 }
