@@ -33,6 +33,7 @@ enum PhocBedEnvironment {
         #expect(client.hasSeat)
         #expect(try await phoc.toplevels().isEmpty)
         let pids = [phoc.pid, client.pid]
+        #expect(client.stop() == 0, "the client exits with 0 at the end of its input")
         phoc.stop()
         phoc.stop()
         for pid in pids { #expect(kill(pid, 0) != 0) }
@@ -180,6 +181,8 @@ enum PhocBedEnvironment {
 
         await phoc.killCompositor()
         for pid in [old.phoc, old.client, window.pid] { #expect(kill(pid, 0) != 0) }
+        let said = readFile(phoc.runtimeDirectory + "/client.log") ?? ""
+        #expect(said.contains("the compositor connection is lost"), "\(said)")
         #expect(phoc.pid == -1)
         #expect(access(phoc.displayPath, F_OK) == 0)
         #expect(access(phoc.displayPath + ".lock", F_OK) == 0)

@@ -127,8 +127,10 @@ public final class WaylandTestClientProcess: Sendable {
         try request("uncover").split(separator: " ").map(String.init)
     }
 
-    /// Ends the client (the end of its input, SIGKILL after 2 s) and waits for it.
-    public func stop() {
+    /// Ends the client (the end of its input, SIGKILL after 2 s) and waits for it; its wait
+    /// status (0 when it ended at the end of its input).
+    @discardableResult
+    public func stop() -> Int32? {
         process.terminate(signal: 0, timeout: .seconds(2))
     }
 
