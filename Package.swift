@@ -169,6 +169,14 @@ let package = Package(
                 "ChildProcess",
             ],
             path: "Tests/TestSupport", exclude: ["Fixtures"]),
+        // The tests' own Wayland client, a C program (Tests/README.md, "phoc headless"): it follows
+        // the toplevels, makes a virtual pointer (phoc's seat), activates, covers them with a layer
+        // surface; and the interface descriptions of the two wlr protocols it speaks besides the
+        // foreign-toplevel one (virtual pointer, layer shell).
+        .target(name: "CWlrTestProtocols", dependencies: ["CWaylandClient"], path: "Tests/CWlrTestProtocols"),
+        .executableTarget(
+            name: "WaylandTestClient", dependencies: ["CWaylandClient", "CForeignToplevel", "CWlrTestProtocols"],
+            path: "Tests/WaylandTestClient"),
         // Runs the power or display source in a child process under umockdev's LD_PRELOAD.
         .executableTarget(
             name: "PowerSupplyProbe",
@@ -233,13 +241,14 @@ let package = Package(
             exclude: ["Fixtures"]),
         // The lifecycle policy as a state machine; both window backends, the freezer and
         // notifybusd --freeze-background against a headless sway with foot windows in app scopes
-        // of a private cgroup tree, and python-dbusmock stand-ins of the systemd user manager,
-        // an MPRIS player and logind.
+        // of a private cgroup tree, a headless phoc driven by WaylandTestClient, and python-dbusmock
+        // stand-ins of the systemd user manager, an MPRIS player and logind.
         .testTarget(
             name: "LifecycleTests",
             dependencies: [
                 "NotifyBus", "NotifyBusLifecycle", "Wayland", "DBus", "EpollLoop", "SystemSupport", "TestSupport",
-                "notifybusd", "notifywatch", "BackgroundTaskExample", .product(name: "Logging", package: "swift-log"),
+                "notifybusd", "notifywatch", "BackgroundTaskExample", "WaylandTestClient",
+                .product(name: "Logging", package: "swift-log"),
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -53,6 +53,30 @@ import Glibc
         await #expect(throws: HarnessError.self) { try await sway.command("[con_id=\(b.id)] focus") }
     }
 
+    @Test func theTestClientFollowsActivatesAndCoversSwayWindowsToo() async throws {
+        let sway = try await HeadlessSway()
+        defer { sway.stop() }
+        try await sway.openWindow(appID: "org.example.A")
+        try await sway.openWindow(appID: "org.example.B")
+        let client = try WaylandTestClientProcess(environment: sway.environment, log: sway.runtimeDirectory + "/client.log")
+        defer { client.stop() }
+        #expect(client.hasSeat, "sway has its seat from the start")
+        #expect(Set(try client.toplevels().map(\.appID)) == ["org.example.A", "org.example.B"])
+        #expect(try client.activated() == ["org.example.B"])
+
+        try client.activate(appID: "org.example.A")
+        #expect(try client.activated() == ["org.example.A"])
+        #expect(try await sway.views().filter(\.focused).map(\.appID) == ["org.example.A"])
+        try client.cover()
+        #expect(try client.activated().isEmpty)
+        #expect(try client.uncover() == ["org.example.A"])
+
+        // The protocol's close: foot exits.
+        try client.close(appID: "org.example.B")
+        try client.waitUntilGone(appID: "org.example.B")
+        #expect(try await sway.views().map(\.appID) == ["org.example.A"])
+    }
+
     @Test func removingTheScopesThawsAFrozenWindowAndLeavesNoGroup() async throws {
         let scopes = try SwayBedEnvironment.appScopes()
         defer { scopes.remove() }
