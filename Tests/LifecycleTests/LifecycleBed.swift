@@ -14,17 +14,23 @@ final class LifecycleBed {
     let scopes: AppScopes
     let runtime: String
     let config: String
+    /// The real systemd user manager whose app scopes the apps are in, and whose session bus the
+    /// daemon serves on, when the bed has one.
+    let manager: SystemdUserManager?
     private(set) var daemon: DaemonBed?
     private(set) var watcher: ChildProcess?
     private var scopeCount = 0
 
-    /// The bed without the daemon: start it with `start(_:)`.
-    init() async throws {
+    /// The bed without the daemon: start it with `start(_:)`. With `manager`, a real systemd user
+    /// manager starts the apps in its scopes (`systemd-run --user --scope`, as launchers do), and
+    /// the daemon serves on the manager's session bus with its `app.slice` as the cgroup root.
+    init(manager withManager: Bool = false) async throws {
         scopes = try SwayBedEnvironment.appScopes()
+        manager = withManager ? try await SystemdBedEnvironment.manager() : nil
         sway = try await HeadlessSway()
         runtime = try makeTemporaryDirectory("lifecycle-runtime")
         config = runtime + "/lifecycle.conf"
-        try writeFile(config, "cgroup-root = \(scopes.root)\n")
+        try writeFile(config, "cgroup-root = \(manager?.appSlice ?? scopes.root)\n")
     }
 
     /// The state file's path.
@@ -36,6 +42,11 @@ final class LifecycleBed {
     /// A window of `appID` in an app scope of its own (`app-test-<appID>-N.scope`), or in `scope`.
     @discardableResult
     func open(_ appID: String, in scope: AppScopes.Scope? = nil) async throws -> (window: HeadlessSway.Window, scope: AppScopes.Scope) {
+        if let manager, scope == nil {
+            let (command, environment) = sway.windowCommand(appID: appID)
+            let scoped = try await manager.startInScope(appID: appID, command: command, environment: environment, user: .nobody)
+            return (try await sway.adoptWindow(appID: appID, process: scoped.process), scoped.scope)
+        }
         let target = try scope ?? nextScope(appID)
         return (try await sway.openWindow(appID: appID, inCgroup: target.directory), target)
     }
@@ -79,7 +90,7 @@ final class LifecycleBed {
         extra.merge(environment) { _, new in new }
         let daemon = try await DaemonBed(
             arguments: ["--source", "lifecycle", "--freeze-background", "--toplevels", backend, "--freeze-config", config] + arguments,
-            environment: extra, sessionConfiguration: sessionConfiguration)
+            environment: extra, sessionConfiguration: sessionConfiguration, sessionBus: try manager?.sessionBus())
         self.daemon = daemon
         watcher = try daemon.notifywatch(["app/**"])
     }
@@ -115,6 +126,7 @@ final class LifecycleBed {
     func stop() {
         stopDaemon()
         sway.stop()
+        manager?.stop()
         scopes.remove()
         removeTree(runtime)
     }

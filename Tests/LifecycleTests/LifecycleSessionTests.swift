@@ -8,8 +8,8 @@ import Glibc
 #endif
 
 /// `notifybusd --freeze-background` and what it follows on the session bus, played by
-/// python-dbusmock: the systemd user manager (freezes and thaws through it, recorded), an MPRIS
-/// player that is playing, and the owner of a name that is never frozen.
+/// python-dbusmock: an MPRIS player that is playing, and the owner of a name that is never frozen.
+/// (LifecycleSystemdTests has the real systemd user manager.)
 @Suite(.serialized, .enabled(if: SwayBedEnvironment.testsRun)) struct LifecycleSessionTests {
     /// Moves `pid` into `scope`.
     static func move(_ pid: Int32, into scope: AppScopes.Scope) throws {
@@ -30,31 +30,6 @@ import Glibc
             bed.stop()
             throw error
         }
-    }
-
-    @Test func unitsTheUserManagerKnowsAreFrozenAndThawedThroughIt() async throws {
-        // The daemon starts before the manager: it must find the manager when it comes.
-        let (bed, scopeA, session) = try await Self.twoApps(delay: 3)
-        defer { bed.stop() }
-        let manager = try await MockService(
-            bus: session, template: Paths.fixtures + "/systemd_user_manager.py", name: "org.freedesktop.systemd1",
-            parameters: #"{"units": {"\#(scopeA.name)": "\#(scopeA.directory)"}}"#)
-        defer { manager.process.terminate() }
-        #expect(bed.waitFor("org.example.A", "frozen") != nil, "\(readFile(bed.daemon?.log ?? "") ?? "")")
-        #expect(scopeA.isFrozen)
-        try await bed.sway.focus(appID: "org.example.A")
-        #expect(await eventually(timeout: .seconds(2)) { !scopeA.isFrozen })
-        let client = try DBusClient(address: session.dbusAddress)
-        try await client.waitUntilConnected()
-        let values = try await client.call(
-            destination: "org.freedesktop.systemd1", path: "/org/freedesktop/systemd1", interface: "org.freedesktop.DBus.Mock",
-            member: "GetCalls")
-        let calls = (values.first?.arrayElements ?? []).compactMap { call -> String? in
-            guard case .structure(let fields) = call, fields.count == 3, let method = fields[1].stringValue,
-                  method != "GetUnit", let unit = fields[2].arrayElements?.first?.stringValue else { return nil }
-            return "\(method) \(unit)"
-        }
-        #expect(calls == ["FreezeUnit \(scopeA.name)", "ThawUnit \(scopeA.name)"])
     }
 
     @Test func aPlayingPlayerKeepsItsAppRunning() async throws {

@@ -71,52 +71,6 @@ final class RunningSystemdUnits: Sendable {
     }
 }
 
-private let nextGroupNumber = Atomic<Int>(1)
-
-/// A cgroup made for one test under the first writable cgroup2 mount (as root), removed thawed
-/// (`remove()`, also when it goes away).
-final class ScratchCgroup {
-    /// The first usable cgroup2 mount whose root directory is writable; `nil` when not root or none.
-    static let mount: CgroupMount? = {
-        guard geteuid() == 0 else { return nil }
-        return CgroupMount.usableMounts().first { mount in
-            mount.directory(ofGroup: mount.root).map { access($0, W_OK) == 0 } ?? false
-        }
-    }()
-
-    /// Whether the tests that need one run: in CI always (and fail there without one), elsewhere
-    /// only where they can.
-    static var testsRun: Bool { getenv("CI") != nil || mount != nil }
-
-    let directory: String
-    private var removed = false
-
-    init() throws {
-        guard let mount = Self.mount, let root = mount.directory(ofGroup: mount.root) else {
-            throw HarnessError("no writable cgroup2 mount (as root) in /proc/self/mountinfo")
-        }
-        let number = nextGroupNumber.wrappingAdd(1, ordering: .relaxed).oldValue
-        directory = (root == "/" ? "" : root) + "/nb-units-\(getpid())-\(number)"
-        guard mkdir(directory, 0o755) == 0 else { throw HarnessError("mkdir \(directory): errno \(errno)") }
-    }
-
-    deinit { remove() }
-
-    /// What `cgroup.freeze` holds (`"1"`, `"0"`).
-    var freezeFile: String? { readFile(directory + "/cgroup.freeze")?.trimmingNewlines }
-
-    /// Whether `cgroup.events` says it is frozen.
-    var isFrozen: Bool { readFile(directory + "/cgroup.events").flatMap(ControlGroup.frozen(inEventsFile:)) ?? false }
-
-    /// Thaws and removes it.
-    func remove() {
-        guard !removed else { return }
-        removed = true
-        try? writeFile(directory + "/cgroup.freeze", "0")
-        rmdir(directory)
-    }
-}
-
 /// Whether `result` is a success.
 func succeeded(_ result: Result<Void, DBusError>) -> Bool {
     if case .success = result { return true }
@@ -131,8 +85,9 @@ extension String {
     }
 }
 
-/// SystemdUnits against a systemd user manager stand-in of python-dbusmock
-/// (`Fixtures/systemd_user_manager.py`) on a private session bus.
+/// SystemdUnits where a real manager cannot be: no manager on the bus, then one that comes later
+/// and leaves (a python-dbusmock stand-in, `Fixtures/systemd_user_manager.py`, on a private
+/// session bus: a real user manager's bus is its own), and answers read strictly.
 @Suite("SystemdUnits with a systemd user manager stand-in", .serialized)
 struct SystemdUnitsTests {
     let bus: PrivateBus
@@ -162,24 +117,6 @@ struct SystemdUnitsTests {
         }
     }
 
-    @Test func getUnitTellsKnownFromUnknownUnits() async throws {
-        let manager = try await startManager(units: ["app-known.scope": "/nonexistent"])
-        let units = try await RunningSystemdUnits(bus: bus)
-        // The first call goes out before the manager's owner is known, the next ones to the owner.
-        #expect(try await units.lookUp("app-known.scope") == .known("/org/freedesktop/systemd1/unit/app_2dknown_2escope"))
-        #expect(try await units.lookUp("app-unknown.scope") == .unknown)
-        #expect(try await units.lookUp("app-known.scope") == .known("/org/freedesktop/systemd1/unit/app_2dknown_2escope"))
-        // Units added later are known from then on.
-        _ = try await client.call(
-            destination: "org.freedesktop.systemd1", path: "/org/freedesktop/systemd1", interface: "org.freedesktop.DBus.Mock",
-            member: "AddUnit", arguments: [.string("app-later.scope"), .string("/nonexistent")])
-        #expect(try await units.lookUp("app-later.scope") == .known("/org/freedesktop/systemd1/unit/app_2dlater_2escope"))
-        let methods = try await calls().map(\.method)
-        #expect(methods == ["GetUnit", "GetUnit", "GetUnit", "AddUnit", "GetUnit"])
-        await units.stop()
-        try await manager.stop()
-    }
-
     @Test func withoutAManagerEveryUnitIsUnknownAndFreezingFails() async throws {
         let units = try await RunningSystemdUnits(bus: bus)
         #expect(try await units.lookUp("app-any.scope") == .unknown)
@@ -197,34 +134,6 @@ struct SystemdUnitsTests {
         await units.stop()
     }
 
-    @Test(.enabled(if: ScratchCgroup.testsRun))
-    func freezeAndThawGoThroughTheManagerToTheCgroup() async throws {
-        let cgroup = try ScratchCgroup()
-        defer { cgroup.remove() }
-        let manager = try await startManager(units: ["app-frozen.scope": cgroup.directory])
-        let units = try await RunningSystemdUnits(bus: bus)
-        #expect(try await units.lookUp("app-frozen.scope") == .known("/org/freedesktop/systemd1/unit/app_2dfrozen_2escope"))
-        #expect(cgroup.freezeFile == "0")
-        #expect(succeeded(try await units.freeze("app-frozen.scope")))
-        #expect(cgroup.freezeFile == "1")
-        #expect(await eventually { cgroup.isFrozen })
-        #expect(succeeded(try await units.thaw("app-frozen.scope")))
-        #expect(cgroup.freezeFile == "0")
-        #expect(await eventually { !cgroup.isFrozen })
-        let recorded = try await calls()
-        #expect(recorded.map(\.method) == ["GetUnit", "FreezeUnit", "ThawUnit"])
-        #expect(recorded.map(\.unit) == ["app-frozen.scope", "app-frozen.scope", "app-frozen.scope"])
-        // A unit the manager does not know: its error, with its name and message.
-        guard case .failure(let error) = try await units.freeze("app-other.scope") else {
-            Issue.record("FreezeUnit of an unknown unit succeeded")
-            return
-        }
-        #expect(error.name == "org.freedesktop.systemd1.NoSuchUnit")
-        #expect(error.message.contains("app-other.scope"))
-        await units.stop()
-        try await manager.stop()
-    }
-
     @Test func getUnitAnswersAreReadStrictly() {
         #expect(SystemdUnits.lookup(from: .success([.objectPath("/org/freedesktop/systemd1/unit/a")])) == .known("/org/freedesktop/systemd1/unit/a"))
         if case .failed = SystemdUnits.lookup(from: .success([.string("/org/freedesktop/systemd1/unit/a")])) {} else {
@@ -235,5 +144,40 @@ struct SystemdUnitsTests {
         #expect(SystemdUnits.lookup(from: .failure(DBusError(name: DBusError.Name.serviceUnknown, message: ""))) == .unknown)
         let timeout = DBusError(name: DBusError.Name.noReply, message: "")
         #expect(SystemdUnits.lookup(from: .failure(timeout)) == .failed(timeout))
+    }
+}
+
+/// SystemdUnits against a real systemd user manager (`SystemdUserManager`) on its own session bus.
+@Suite("SystemdUnits with a real systemd user manager", .serialized, .enabled(if: SystemdBedEnvironment.testsRun))
+struct SystemdUnitsRealManagerTests {
+    @Test func getUnitTellsKnownFromUnknownUnitsAndFreezingGoesToTheCgroup() async throws {
+        let manager = try await SystemdBedEnvironment.manager()
+        defer { manager.stop() }
+        let app = try await manager.startInScope(appID: "org.example.A", command: ["/bin/sleep", "600"])
+        let units = try await RunningSystemdUnits(bus: try manager.sessionBus())
+        let object = try await manager.unitObject(app.unit)
+        #expect(try await units.lookUp(app.unit) == .known(object))
+        #expect(try await units.lookUp("app-test-org.example.Unknown-1.scope") == .unknown)
+        // Units started later are known from then on.
+        let later = try await manager.startInScope(appID: "org.example.B", command: ["/bin/sleep", "600"])
+        if case .known = try await units.lookUp(later.unit) {} else { Issue.record("\(later.unit) is not known") }
+        // FreezeUnit and ThawUnit reach the cgroup, and systemd's state follows.
+        #expect(freezeBit(app.scope.directory) == "0")
+        #expect(succeeded(try await units.freeze(app.unit)))
+        #expect(freezeBit(app.scope.directory) == "1")
+        #expect(app.scope.isFrozen)
+        #expect(try await manager.freezerState(of: app.unit) == .frozen)
+        #expect(succeeded(try await units.thaw(app.unit)))
+        #expect(freezeBit(app.scope.directory) == "0")
+        #expect(await eventually { !app.scope.isFrozen })
+        #expect(try await manager.freezerState(of: app.unit) == .running)
+        // A unit the manager does not know: its error, with its name and message.
+        guard case .failure(let error) = try await units.freeze("app-test-org.example.Other-1.scope") else {
+            Issue.record("FreezeUnit of an unknown unit succeeded")
+            return
+        }
+        #expect(error.name == "org.freedesktop.systemd1.NoSuchUnit")
+        #expect(error.message.contains("app-test-org.example.Other-1.scope"))
+        await units.stop()
     }
 }

@@ -31,7 +31,7 @@ import Glibc
         #expect(ControlGroup.group(ofProcess: manager.pid) == manager.root + "/init.scope")
         #expect(try await manager.property("ControlGroup", of: "init.scope") == manager.root + "/init.scope")
         var info = stat()
-        #expect(stat(manager.runtimeDirectory, &info) == 0 && info.st_mode & 0o777 == 0o700)
+        #expect(stat(manager.runtimeDirectory, &info) == 0 && info.st_mode & 0o777 == 0o711)
         #expect(manager.busAddress == "unix:path=\(manager.runtimeDirectory)/bus")
         #expect(manager.environment == ["XDG_RUNTIME_DIR": manager.runtimeDirectory, "DBUS_SESSION_BUS_ADDRESS": manager.busAddress])
 

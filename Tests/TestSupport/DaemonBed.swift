@@ -25,12 +25,13 @@ public final class DaemonBed: Sendable {
     /// (e.g. refusing an argument). `sessionLimits` are `<limit>`s of the session bus's
     /// configuration (e.g. `max_outgoing_bytes`, what it queues for a client that does not read).
     /// `environment` adds to (or, with `nil`, removes from) the daemon's environment;
-    /// `sessionConfiguration` is added to the session bus's configuration (more policy).
+    /// `sessionConfiguration` is added to the session bus's configuration (more policy);
+    /// `sessionBus` is a session bus to serve on instead of one of the bed's own.
     public init(
         arguments: [String] = [], sessionLimits: [String: Int] = [:], environment: [String: String?] = [:],
-        sessionConfiguration: String = ""
+        sessionConfiguration: String = "", sessionBus: PrivateBus? = nil
     ) async throws {
-        session = try PrivateBus(.session, limits: sessionLimits, configuration: sessionConfiguration)
+        session = try sessionBus ?? PrivateBus(.session, limits: sessionLimits, configuration: sessionConfiguration)
         system = try PrivateBus(.system)
         network = try await MockService(bus: system, template: "networkmanager", name: "org.freedesktop.NetworkManager")
         control = try DBusClient(address: system.dbusAddress)

@@ -173,6 +173,31 @@ public final class HeadlessSway: Sendable {
         return window
     }
 
+    /// The command and environment of a `foot` window of `appID` (running `sleep 600`), for a
+    /// launcher of the caller's to start as `nobody` (`systemd-run --user --scope`); then
+    /// `adoptWindow(appID:process:)`.
+    public func windowCommand(appID: String) -> (command: [String], environment: [String: String]) {
+        (["/usr/bin/foot", "--app-id=\(appID)", "--", "/bin/sleep", "600"],
+         ["PATH": "/usr/bin:/bin", "HOME": runtimeDirectory, "XDG_RUNTIME_DIR": runtimeDirectory, "WAYLAND_DISPLAY": waylandDisplay])
+    }
+
+    /// Takes the window of `process` (started by another launcher) as one of this sway's: waits
+    /// (up to `timeout`) until sway lists a view of it, and kills it with the others.
+    @discardableResult
+    public func adoptWindow(appID: String, process: ChildProcess, timeout: Duration = patience) async throws -> Window {
+        var window = Window(appID: appID, pid: process.pid, id: 0, process: process)
+        windows.withLock { $0.append(window) }
+        var found: View?
+        let shown = await eventually(timeout: timeout) {
+            if process.hasExited { return true }
+            found = try? await views().first { $0.pid == process.pid }
+            return found != nil
+        }
+        guard shown, let found else { throw HarnessError("\(appID)'s process \(process.pid) showed no window") }
+        window.id = found.id
+        return window
+    }
+
     /// Focuses the (first) window of `appID`, bringing it back from the scratchpad if it is there.
     public func focus(appID: String) async throws {
         try await command("[con_id=\(try await containerID(of: appID))] focus")

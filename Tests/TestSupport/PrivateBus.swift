@@ -49,6 +49,14 @@ public final class PrivateBus: Sendable {
         try start()
     }
 
+    /// A session bus that another program runs at `address` (a systemd user manager's own):
+    /// this object neither starts nor stops it; its directory holds the tests' logs only.
+    public init(runBy address: String) throws {
+        kind = .session
+        directory = try makeTemporaryDirectory("notifybus-dbus")
+        self.address = address
+    }
+
     deinit {
         stop()
         removeTree(directory)
@@ -64,6 +72,7 @@ public final class PrivateBus: Sendable {
 
     /// Starts the daemon (again) and waits until it prints its address.
     public func start() throws {
+        guard access("\(directory)/bus.conf", R_OK) == 0 else { throw HarnessError("the bus at \(address) is not this test's to start") }
         // The daemon listens before it prints its address.
         let (spawned, _) = try ChildProcess.start(
             "/usr/bin/dbus-daemon",

@@ -124,7 +124,9 @@ public final class SystemdUserManager: Sendable {
             throw HarnessError("the cgroup2 mount at \(mountPoint) shows \(mountRoot), not the root where systemd needs init.scope")
         }
         let directory = try makeTemporaryDirectory("notifybus-systemd")
-        guard chmod(directory, 0o700) == 0 else {
+        // Traversable, not readable, by others: the bus's socket is reached by windows and apps
+        // that run as nobody.
+        guard chmod(directory, 0o711) == 0 else {
             removeTree(directory)
             throw HarnessError("chmod \(directory): errno \(errno)")
         }
@@ -166,6 +168,7 @@ public final class SystemdUserManager: Sendable {
     /// two harnesses never race over `init.scope`; the one made here is removed before unlocking
     /// (systemd 252 checks for it once, at start).
     private func startManager(logLevel: String, timeout: Duration) async throws {
+        try writeBusConfiguration()
         let shell = runtimeDirectory + "/manager.sh"
         try writeFile(shell, """
             #!/bin/sh
@@ -220,6 +223,46 @@ public final class SystemdUserManager: Sendable {
             let failed = (try? await systemctl(["--failed", "--no-legend"])) ?? ""
             throw failure("is-system-running says \(systemState.isEmpty ? "nothing" : systemState)\(failed.isEmpty ? "" : "; failed: \(failed)")")
         }
+    }
+
+    /// The session bus's configuration, as a drop-in of the manager's own `dbus.service`: the
+    /// policy of `PrivateBus` (any user connects and owns names), so that apps running as nobody
+    /// share it with notifybusd and the manager.
+    private func writeBusConfiguration() throws {
+        let configuration = runtimeDirectory + "/session-bus.conf"
+        try writeFile(configuration, """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <keep_umask/>
+              <!-- The socket is dbus.socket's, passed by the manager. -->
+              <listen>systemd:</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow user="*"/>
+                <allow own="*"/>
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow receive_sender="*"/>
+                <allow eavesdrop="true"/>
+              </policy>
+            </busconfig>
+            """)
+        let dropIns = runtimeDirectory + "/.config/systemd/user/dbus.service.d"
+        for path in [runtimeDirectory + "/.config", runtimeDirectory + "/.config/systemd", runtimeDirectory + "/.config/systemd/user", dropIns] {
+            guard mkdir(path, 0o755) == 0 || errno == EEXIST else { throw HarnessError("mkdir \(path): errno \(errno)") }
+        }
+        try writeFile(dropIns + "/notifybus-tests.conf", """
+            [Service]
+            ExecStart=
+            ExecStart=/usr/bin/dbus-daemon --config-file=\(configuration) --address=systemd: --nofork --nopidfile --systemd-activation --syslog-only
+
+            """)
+    }
+
+    /// The session bus as a `PrivateBus` the manager runs (never started nor stopped by it).
+    public func sessionBus() throws -> PrivateBus {
+        try PrivateBus(runBy: busAddress)
     }
 
     /// An exclusive `flock` on the cgroup2 mount's directory (waiting up to `timeout`); the
