@@ -12,13 +12,17 @@
 #   3. a busy app (foot printing the date every 50 ms, a subscriber getting 10 events a second):
 #      CPU time and context switches of its scope over LIFECYCLE_BUSY_SECONDS (default 60),
 #      frozen against running, over the same window
-#   4. notifybusd idle with the policy on (LIFECYCLE_IDLE_SECONDS, default 20): context switches
-#      per thread; and its RSS against the same daemon without --freeze-background
+#   4. notifybusd idle with the policy on, apps frozen and none woken (the monitor for messages to
+#      frozen apps open; LIFECYCLE_IDLE_SECONDS, default 60, after 4 s of settling): context
+#      switches per thread; and its RSS against the same daemon without --freeze-background
+#   5. woken by a message (`--freeze-wake-grace 1`, LIFECYCLE_WAKE_ROUNDS rounds, default 30): a
+#      call to the D-Bus service of an app frozen by the daemon → its reply, against the same call
+#      to the same app running just after; a unicast signal to the frozen app → `frozen 0`
 #
 #   Benchmarks/lifecycle-bench.sh            # Markdown on stdout, progress on stderr
-#   LIFECYCLE_ROUNDS=50 LIFECYCLE_FLUSH_ROUNDS=5 LIFECYCLE_BUSY_SECONDS=60 LIFECYCLE_IDLE_SECONDS=20 Benchmarks/lifecycle-bench.sh
+#   LIFECYCLE_ROUNDS=50 LIFECYCLE_FLUSH_ROUNDS=5 LIFECYCLE_WAKE_ROUNDS=30 LIFECYCLE_BUSY_SECONDS=60 LIFECYCLE_IDLE_SECONDS=60 Benchmarks/lifecycle-bench.sh
 #
-# Needs root, a cgroup2 mount, sway, foot, dbus-daemon and libdbus-1-dev. About 4 minutes after
+# Needs root, a cgroup2 mount, sway, foot, dbus-daemon and libdbus-1-dev. About 6 minutes after
 # the first build. Exits non-zero when something could not be measured, not on a missed goal.
 # Whatever happens, the trap thaws and kills everything in the run's cgroup tree and removes it.
 set -euo pipefail
@@ -63,7 +67,7 @@ load_at_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 "$bin/LifecycleBench" run --notifybusd "$notifybusd" --focus-thaw "$bin/FocusThaw" --work "$work" --tree "$tree_name" \
     --rounds "${LIFECYCLE_ROUNDS:-50}" --flush-rounds "${LIFECYCLE_FLUSH_ROUNDS:-5}" \
-    --busy-seconds "${LIFECYCLE_BUSY_SECONDS:-60}" --idle-seconds "${LIFECYCLE_IDLE_SECONDS:-20}" &
+    --wake-rounds "${LIFECYCLE_WAKE_ROUNDS:-30}" --busy-seconds "${LIFECYCLE_BUSY_SECONDS:-60}" --idle-seconds "${LIFECYCLE_IDLE_SECONDS:-60}" &
 bench_pid=$!
 status=0
 wait "$bench_pid" || status=$?

@@ -123,6 +123,34 @@ struct ProcessLifeState<Token: Hashable> {
         return actions
     }
 
+    /// The process of `token` is in `group` now (moved by a user manager): its old group's
+    /// watch goes when no follower is left there, the new one is watched and read.
+    mutating func moved(_ token: Token, to group: String?) -> [Action] {
+        guard let follower = followers[token] else { return [] }
+        let watched = group.flatMap { $0 == "/" || $0.isEmpty ? nil : $0 }
+        guard watched != follower.group else { return [] }
+        var actions: [Action] = []
+        if let old = follower.group, var entry = groups[old] {
+            entry.members.removeAll { $0 == token }
+            if entry.members.isEmpty {
+                groups[old] = nil
+                actions.append(.unwatchGroup(old))
+            } else {
+                groups[old] = entry
+            }
+        }
+        followers[token] = Follower(process: follower.process, group: watched, order: follower.order, canRun: follower.canRun)
+        if let watched {
+            if groups[watched] == nil {
+                groups[watched] = Group()
+                actions += [.watchGroup(watched), .readGroup(watched)]
+            }
+            groups[watched]?.members.append(token)
+        }
+        update([token], into: &actions)
+        return actions
+    }
+
     // MARK: What was read
 
     /// The group's `cgroup.events` was read: `frozen` is its `frozen` field, `nil` when the file

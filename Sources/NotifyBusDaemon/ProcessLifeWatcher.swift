@@ -165,6 +165,15 @@ public final class ProcessLifeWatcher {
         perform(state.allGroupsChanged())
     }
 
+    /// Reads again the cgroup of every followed process (`/proc/PID/cgroup`) and follows the
+    /// groups they are in now: after a process was moved into another cgroup (a new app scope).
+    public func rereadProcessGroups() {
+        for (token, follower) in state.followers.sorted(by: { $0.value.order < $1.value.order }) {
+            let group = watchable(ControlGroup.group(ofProcess: follower.process.pid), of: follower.process)
+            perform(state.moved(token, to: group))
+        }
+    }
+
     /// Stops following everything: no handler is called again, the watches and the timer end.
     public func stop() {
         handlers = [:]

@@ -54,6 +54,31 @@ public enum AppUnit {
         return isAppUnit(last)
     }
 
+    /// `text` escaped as systemd escapes a part of a unit name (`unit_name_escape`): ASCII
+    /// letters, digits, `:`, `_` and `.` (but a leading `.`) as they are, every other byte `\xNN`.
+    public static func escaped(_ text: String) -> String {
+        var result = ""
+        for (index, byte) in text.utf8.enumerated() {
+            let plain = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "_") || (byte == UInt8(ascii: ".") && index > 0)
+            if plain {
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let digits = Array("0123456789abcdef".utf8)
+                result += "\\x"
+                result.unicodeScalars.append(Unicode.Scalar(digits[Int(byte >> 4)]))
+                result.unicodeScalars.append(Unicode.Scalar(digits[Int(byte & 15)]))
+            }
+        }
+        return result
+    }
+
+    /// The name of the scope notifybusd makes for the process `pid` of `appID`:
+    /// `app-notifybus-<app-id>-<pid>.scope`, the app id escaped as systemd escapes a unit name.
+    public static func madeScopeName(appID: String, pid: Int32) -> String {
+        "app-notifybus-\(escaped(appID))-\(pid).scope"
+    }
+
     /// `part` with systemd's `\xNN` escapes undone.
     static func unescaped(_ part: Substring) -> String {
         ByteEscapes.decode(part, marker: "\\x", digits: 2, radix: 16)

@@ -70,19 +70,43 @@ public final class SystemdUnits {
 
     /// Asks the manager whether it knows the unit `name` (`GetUnit`); `reply` gets the answer.
     public func lookUp(unit name: String, reply: @escaping (Lookup) -> Void) {
-        callManager("GetUnit", unit: name) { result in reply(Self.lookup(from: result)) }
+        callManager("GetUnit", arguments: [.string(name)]) { result in reply(Self.lookup(from: result)) }
     }
 
     /// Freezes the unit `name` through the manager (`FreezeUnit`); `completion` gets success, or
     /// the error the manager (or the bus) answered, with its name and message.
     public func freeze(unit name: String, completion: @escaping (Result<Void, DBusError>) -> Void) {
-        callManager("FreezeUnit", unit: name) { result in completion(result.map { _ in () }) }
+        callManager("FreezeUnit", arguments: [.string(name)]) { result in completion(result.map { _ in () }) }
     }
 
     /// Thaws the unit `name` through the manager (`ThawUnit`); `completion` gets success, or the
     /// error the manager (or the bus) answered, with its name and message.
     public func thaw(unit name: String, completion: @escaping (Result<Void, DBusError>) -> Void) {
-        callManager("ThawUnit", unit: name) { result in completion(result.map { _ in () }) }
+        callManager("ThawUnit", arguments: [.string(name)]) { result in completion(result.map { _ in () }) }
+    }
+
+    /// Whether a manager owns its name on the bus now, as last seen.
+    public var hasManager: Bool {
+        if case .some(.some) = owner { return true }
+        return false
+    }
+
+    /// Moves the running process `pid` into a new scope `name` of the manager's `slice`
+    /// (`StartTransientUnit(name, "fail", [PIDs, Slice, CollectMode inactive-or-failed], [])`);
+    /// `completion` gets the job's object once the manager queued it (the process may reach the
+    /// scope's cgroup a moment after), or the error.
+    public func startScope(
+        _ name: String, pid: UInt32, slice: String = "app.slice", completion: @escaping (Result<Void, DBusError>) -> Void
+    ) {
+        let properties: [DBusValue] = [
+            .structure([.string("PIDs"), .variant(.array(elementSignature: "u", [.uint32(pid)]))]),
+            .structure([.string("Slice"), .variant(.string(slice))]),
+            .structure([.string("CollectMode"), .variant(.string("inactive-or-failed"))]),
+        ]
+        callManager(
+            "StartTransientUnit",
+            arguments: [.string(name), .string("fail"), .array(elementSignature: "(sv)", properties), .array(elementSignature: "(sa(sv))", [])]
+        ) { result in completion(result.map { _ in () }) }
     }
 
     /// The lookup that `GetUnit`'s `result` means: an object path is known; `NoSuchUnit`, or no
@@ -106,14 +130,14 @@ public final class SystemdUnits {
         [noSuchUnit, DBusError.Name.nameHasNoOwner, DBusError.Name.serviceUnknown].contains(error.name)
     }
 
-    /// Calls `member(unit)` on the manager's owner: the one known, else the one the bus daemon
-    /// names now (`NameHasNoOwner` when none).
+    /// Calls `member(arguments)` on the manager's owner: the one known, else the one the bus
+    /// daemon names now (`NameHasNoOwner` when none).
     private func callManager(
-        _ member: MemberName, unit: String, completion: @escaping (Result<[DBusValue], DBusError>) -> Void
+        _ member: MemberName, arguments: [DBusValue], completion: @escaping (Result<[DBusValue], DBusError>) -> Void
     ) {
         guard !stopped else { return }
         if case .some(.some(let owner)) = owner {
-            call(member, unit: unit, on: owner, completion: completion)
+            call(member, arguments: arguments, on: owner, completion: completion)
             return
         }
         connection.call(
@@ -128,7 +152,7 @@ public final class SystemdUnits {
                         name: DBusError.Name.invalidArgs, message: "GetNameOwner returned \(values), expected a bus name")))
                     return
                 }
-                self.call(member, unit: unit, on: owner, completion: completion)
+                self.call(member, arguments: arguments, on: owner, completion: completion)
             case .failure(let error):
                 completion(.failure(error))
             }
@@ -136,16 +160,16 @@ public final class SystemdUnits {
     }
 
     private func call(
-        _ member: MemberName, unit: String, on owner: BusName,
+        _ member: MemberName, arguments: [DBusValue], on owner: BusName,
         completion: @escaping (Result<[DBusValue], DBusError>) -> Void
     ) {
         connection.call(
             destination: owner, path: Self.objectPath, interface: Self.managerInterface, member: member,
-            arguments: [.string(unit)], timeout: timeout
+            arguments: arguments, timeout: timeout
         ) { [weak self] result in
             guard let self, !self.stopped else { return }
             if case .failure(let error) = result, !Self.meansUnknown(error) {
-                self.logger.debug("\(member)(\(unit)) failed: \(error)")
+                self.logger.debug("\(member)(\(arguments.first?.stringValue ?? "")) failed: \(error)")
             }
             completion(result)
         }

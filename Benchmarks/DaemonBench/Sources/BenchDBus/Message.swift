@@ -125,4 +125,9 @@ public final class Message {
     public func isSignal(interface: String, member: String) -> Bool {
         dbus_message_is_signal(handle, interface, member) != 0
     }
+
+    /// Whether it is a call of `interface.member`.
+    public func isMethodCall(interface: String, member: String) -> Bool {
+        dbus_message_is_method_call(handle, interface, member) != 0
+    }
 }

@@ -99,6 +99,17 @@ final class Bus {
         return child
     }
 
+    /// The app's own service (`LifecycleBench responder`) owning `name`, inside `cgroup`.
+    func responder(_ executable: String, name: String, cgroup: String) throws(BenchError) -> ChildProcess {
+        let log = "\(directory)/responder.log"
+        let child = try ChildProcess.start(
+            [executable, "responder", "--address", address, "--cgroup", cgroup, "--name", name], standardError: log)
+        guard let line = child.readLine(timeout: .seconds(30), meanwhile: portal.serve), line == "ready" else {
+            throw BenchError("the responder \(name) did not start: \(readText(log) ?? "")")
+        }
+        return child
+    }
+
     /// Stops the daemon (SIGTERM: it thaws what it froze before exiting) and the bus.
     func stop() {
         notifybusd?.terminate()

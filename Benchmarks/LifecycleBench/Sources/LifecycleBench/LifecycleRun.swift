@@ -19,15 +19,16 @@ final class LifecycleRun {
     let flushRounds: Int
     let busySeconds: Int
     let idleSeconds: Int
+    let wakeRounds: Int
     let delay = 2
     static let thawApps = 5
     static let keys = 10
-    /// Windows opened: the thaw apps, two busy apps and the subscriber's app.
-    var treeApps: Int { Self.thawApps + 3 }
+    /// Windows opened: the thaw apps, two busy apps, the subscriber's app and the woken app.
+    var treeApps: Int { Self.thawApps + 4 }
 
     private var tree: CgroupTree?
     private var sway: Sway?
-    private var bus: Bus?
+    private(set) var bus: Bus?
     private var children: [ChildProcess] = []
 
     init(arguments: Arguments, executable: String) throws(BenchError) {
@@ -40,7 +41,8 @@ final class LifecycleRun {
         rounds = max(2, arguments.integer("rounds", default: 50))
         flushRounds = max(1, arguments.integer("flush-rounds", default: 5))
         busySeconds = max(1, arguments.integer("busy-seconds", default: 60))
-        idleSeconds = max(1, arguments.integer("idle-seconds", default: 20))
+        idleSeconds = max(1, arguments.integer("idle-seconds", default: 60))
+        wakeRounds = max(2, arguments.integer("wake-rounds", default: 30))
     }
 
     static func progress(_ text: String) {
@@ -65,6 +67,7 @@ final class LifecycleRun {
         let busyFrozen = try sway.open("org.bench.BusyA", in: try tree.makeScope(for: "org.bench.BusyA"), running: busyCommand)
         let busyRunning = try sway.open("org.bench.BusyB", in: try tree.makeScope(for: "org.bench.BusyB"), running: busyCommand)
         let sub = try sway.open("org.bench.Sub", in: try tree.makeScope(for: "org.bench.Sub"))
+        let wake = try sway.open(Self.wakeApp, in: try tree.makeScope(for: Self.wakeApp))
         var thaw: [Sway.Window] = []
         for index in 0..<Self.thawApps {
             let id = "org.bench.Thaw\(index)"
@@ -79,7 +82,7 @@ final class LifecycleRun {
         let environment = ["XDG_RUNTIME_DIR": runtime, "SWAYSOCK": sway.socket, "WAYLAND_DISPLAY": sway.directory + "/wayland-1"]
         try bus.startDaemon(notifybusd, [
             "--source", "settings", "--source", "lifecycle", "--freeze-background", "--toplevels", "sway",
-            "--freeze-config", config, "--freeze-delay", "\(delay)",
+            "--freeze-config", config, "--freeze-delay", "\(delay)", "--freeze-wake-grace", "1",
         ], environment: environment)
         let busySubscribers = [
             try bus.subscriber(executable, name: "busy-a", cgroup: busyFrozen.scope.directory, ["--namespace", "busy"]),
@@ -89,6 +92,10 @@ final class LifecycleRun {
         let subscriber = try bus.subscriber(
             executable, name: "sub", cgroup: sub.scope.directory, ["--namespace", "flush", "--report", "done", "--keys", "\(Self.keys)"])
         children.append(subscriber)
+        let service = "org.notifybus.Bench.Wake"
+        let responder = try bus.responder(executable, name: service, cgroup: wake.scope.directory)
+        children.append(responder)
+        let caller = try RawConnection(address: bus.address)
         let anchor = try ChildProcess.start([focusThaw, sway.socket], standardError: work + "/focus-thaw.log")
         children.append(anchor)
         guard anchor.readLine(timeout: .seconds(10)) == "ready" else {
@@ -99,10 +106,11 @@ final class LifecycleRun {
         let memory = try measureMemory()
         let thawResult = try measureThaw(thaw, anchor: anchor)
         let flush = try measureFlush(sub, home: thaw[0], subscriber: subscriber)
+        let woken = try measureWake(wake, caller: caller, service: service)
         let busy = try measureBusy(frozen: busyFrozen, running: busyRunning)
         let idle = try measureIdle()
         let after = settledResident(bus.notifybusdPID)
-        Report(run: self, memory: memory, residentAfter: after, thaw: thawResult, flush: flush, busy: busy, idle: idle).print()
+        Report(run: self, memory: memory, residentAfter: after, thaw: thawResult, flush: flush, wake: woken, busy: busy, idle: idle).print()
     }
 
     /// Every app of the daemon's `app/**` keys is `frozen`, or `foreground` for `focused`
@@ -132,7 +140,7 @@ final class LifecycleRun {
         return states
     }
 
-    private func waitForState(_ appID: String, _ state: String, timeoutSeconds: Int = 15) throws(BenchError) {
+    func waitForState(_ appID: String, _ state: String, timeoutSeconds: Int = 15) throws(BenchError) {
         guard let bus else { return }
         for _ in 0..<(timeoutSeconds * 100) {
             bus.portal.serve()
@@ -358,15 +366,16 @@ final class LifecycleRun {
         var states: [String: String] = [:]
     }
 
-    /// Nothing changes and no freeze is pending (every app frozen, but the focused one):
-    /// notifybusd's context switches per thread over `idleSeconds`.
+    /// Nothing changes and no freeze is pending (every app frozen, but the focused one, so the
+    /// monitor for messages to frozen apps is open, and none is woken): notifybusd's context
+    /// switches per thread over `idleSeconds`, after 4 s of settling.
     private func measureIdle() throws(BenchError) -> IdleResult {
         guard let bus else { return IdleResult() }
         Self.progress("notifybusd idle with the policy on: \(idleSeconds) s")
         try waitForStates(except: "org.bench.BusyB")
         let running = (tree?.scopes ?? []).filter { !$0.isFrozen }.map(\.name)
         guard running == ["app-bench-org.bench.BusyB-1.scope"] else { throw BenchError("not frozen before the idle window: \(running)") }
-        sleep(2)
+        sleep(4)
         let pid = bus.notifybusdPID
         let before = Self.switches(of: pid)
         sleep(UInt32(idleSeconds))

@@ -6,6 +6,7 @@ struct Report {
     let residentAfter: Int64
     let thaw: LifecycleRun.ThawResult
     let flush: LifecycleRun.FlushResult
+    let wake: LifecycleRun.WakeResult
     let busy: LifecycleRun.BusyResult
     let idle: LifecycleRun.IdleResult
 
@@ -13,6 +14,8 @@ struct Report {
         thawTable()
         Swift.print("")
         flushTable()
+        Swift.print("")
+        wakeTable()
         Swift.print("")
         busyTable()
         Swift.print("")

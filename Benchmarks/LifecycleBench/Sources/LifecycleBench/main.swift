@@ -13,8 +13,9 @@ func ownExecutable() -> String {
 
 let usage = """
     usage: LifecycleBench run --notifybusd PATH --focus-thaw PATH --work DIR [--tree NAME] [--rounds 50]
-                              [--flush-rounds 5] [--busy-seconds 60] [--idle-seconds 20]
+                              [--flush-rounds 5] [--wake-rounds 30] [--busy-seconds 60] [--idle-seconds 60]
            LifecycleBench subscriber --address ADDR --cgroup DIR [--namespace NS] [--report done|none]   (started by run)
+           LifecycleBench responder --address ADDR --cgroup DIR --name NAME   (started by run)
     """
 
 do {
@@ -24,6 +25,7 @@ do {
     signal(SIGPIPE, SIG_IGN)
     switch words[1] {
     case "subscriber": try Subscriber(arguments: arguments).run()
+    case "responder": try Responder(arguments: arguments).run()
     case "run": try LifecycleRun(arguments: arguments, executable: ownExecutable()).run()
     default: throw BenchError(usage)
     }
