@@ -48,13 +48,23 @@ public final class WlrToplevelWatcher {
     /// - Throws: `WaylandError.noCompositor` when nothing listens at the socket;
     ///   `.protocolNotOffered("zwlr_foreign_toplevel_manager_v1")` when the compositor does not
     ///   offer the protocol (GNOME, KDE); `.noAnswer` when the compositor does not answer within
-    ///   5 seconds; `.connectionLost`, `.protocolError` when the connection fails meanwhile.
-    public init(context: LoopContext, display: String?, onUpdate: @escaping (ToplevelUpdate) -> Void) throws(WaylandError) {
-        self.onUpdate = onUpdate
+    ///   200 ms; `.connectionLost`, `.protocolError` when the connection fails meanwhile.
+    public convenience init(context: LoopContext, display: String?, onUpdate: @escaping (ToplevelUpdate) -> Void) throws(WaylandError) {
         let connection = try WaylandDisplay(name: display)
-        compositorPID = connection.compositorPID
         do throws(WaylandError) {
             try connection.roundtrip(timeout: Self.registryTimeout)
+        } catch {
+            connection.close()
+            throw error
+        }
+        try self.init(context: context, connection: connection, onUpdate: onUpdate)
+    }
+
+    /// Watches on `connection`, whose registry a round trip has read; closes it when it throws.
+    init(context: LoopContext, connection: WaylandDisplay, onUpdate: @escaping (ToplevelUpdate) -> Void) throws(WaylandError) {
+        self.onUpdate = onUpdate
+        compositorPID = connection.compositorPID
+        do throws(WaylandError) {
             self.display = connection
             manager = try ForeignToplevelManager(display: connection) { [weak self] event in self?.apply(event) }
             try connection.sync { [weak self] in self?.firstListArrived() }
