@@ -18,10 +18,18 @@ import Wayland
 /// installed desktop file listing it in `X-KDE-Wayland-Interfaces` (the package installs one for
 /// notifybusd); to any other the registry lacks it, and `init` throws `.protocolNotOffered`.
 ///
+/// KWin answers a trusted client's registry only after hashing its executable (SHA-256 of the
+/// file at its path and of `/proc/PID/exe`, on KWin's main thread: about 10 ms per MB of the
+/// binary on a 2-vCPU machine), so the first round trip takes as long as that.
+///
 /// Runs on its loop's thread, with no thread or timer of its own: idle, it sleeps in the loop's
-/// `epoll_wait`. Only `init` blocks: for the registry's round trip, at most 200 ms
-/// (`WlrToplevelWatcher.registryTimeout`).
+/// `epoll_wait`. Only `init(context:display:registryTimeout:onUpdate:)` blocks, for the
+/// registry's round trip; the lifecycle reads the registry on the loop instead
+/// (`WaylandToplevelBackend`).
 public final class KdeToplevelWatcher {
+    /// How long `init` waits for the compositor's registry unless told otherwise.
+    public static let registryTimeout: Duration = .seconds(1)
+
     private let onUpdate: (ToplevelUpdate) -> Void
     private var display: WaylandDisplay?
     private var manager: PlasmaWindowManager?
@@ -41,17 +49,20 @@ public final class KdeToplevelWatcher {
     /// first list is known, then after every change; `.lost(reason:)` once when the connection
     /// fails; nothing after `stop()`.
     ///
-    /// Blocks for the registry's round trip. `onUpdate` runs on the loop's thread, never inside
-    /// `init`.
+    /// Blocks for the registry's round trip, at most `registryTimeout`. `onUpdate` runs on the
+    /// loop's thread, never inside `init`.
     /// - Throws: `WaylandError.noCompositor` when nothing listens at the socket;
     ///   `.protocolNotOffered("org_kde_plasma_window_management")` when the compositor does not
     ///   offer the protocol to this process (not KWin, or no desktop file grants it); `.noAnswer`
-    ///   when the compositor does not answer within 200 ms; `.connectionLost`, `.protocolError`
-    ///   when the connection fails meanwhile.
-    public convenience init(context: LoopContext, display: String?, onUpdate: @escaping (ToplevelUpdate) -> Void) throws(WaylandError) {
+    ///   when the compositor does not answer within `registryTimeout`; `.connectionLost`,
+    ///   `.protocolError` when the connection fails meanwhile.
+    public convenience init(
+        context: LoopContext, display: String?, registryTimeout: Duration = KdeToplevelWatcher.registryTimeout,
+        onUpdate: @escaping (ToplevelUpdate) -> Void
+    ) throws(WaylandError) {
         let connection = try WaylandDisplay(name: display)
         do throws(WaylandError) {
-            try connection.roundtrip(timeout: WlrToplevelWatcher.registryTimeout)
+            try connection.roundtrip(timeout: registryTimeout)
         } catch {
             connection.close()
             throw error
@@ -59,7 +70,8 @@ public final class KdeToplevelWatcher {
         try self.init(context: context, connection: connection, onUpdate: onUpdate)
     }
 
-    /// Watches on `connection`, whose registry a round trip has read; closes it when it throws.
+    /// Watches on `connection`, whose registry has been read (by a round trip, or on the loop by
+    /// `WaylandToplevelBackend`, which watches it already); closes it when it throws.
     init(context: LoopContext, connection: WaylandDisplay, onUpdate: @escaping (ToplevelUpdate) -> Void) throws(WaylandError) {
         self.onUpdate = onUpdate
         compositorPID = connection.compositorPID
@@ -76,9 +88,13 @@ public final class KdeToplevelWatcher {
                     self.lose(reason: error.description)
                 }
             }
-            try connection.watch(
-                on: context, afterEvents: { [weak self] in self?.report() },
-                onFailure: { [weak self] error in self?.lose(reason: error.description) })
+            let afterEvents: () -> Void = { [weak self] in self?.report() }
+            let onFailure: (WaylandError) -> Void = { [weak self] error in self?.lose(reason: error.description) }
+            if connection.isWatched {
+                connection.handOver(afterEvents: afterEvents, onFailure: onFailure)
+            } else {
+                try connection.watch(on: context, afterEvents: afterEvents, onFailure: onFailure)
+            }
         } catch {
             release()
             connection.close()

@@ -246,11 +246,14 @@ final class LifecycleDriver {
                 onStatus(.running)
             }
         case .lost(let reason):
+            // Lost before the first list: the compositor refused or did not answer (the protocol
+            // not offered, say), which the reason says as it is.
+            let hadList = hasList
             backend?.stop()
             backend = nil
             hasList = false
             handle(.compositorLost)
-            onStatus(.unavailable(reason: "the compositor connection was lost: \(reason)"))
+            onStatus(.unavailable(reason: hadList ? "the compositor connection was lost: \(reason)" : reason))
             scheduleRetry()
         }
     }

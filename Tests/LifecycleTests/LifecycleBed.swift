@@ -5,12 +5,12 @@ import TestSupport
 import Glibc
 #endif
 
-/// `notifybusd --freeze-background` on a private session bus against a headless sway, with
-/// foot windows in app scopes of a private cgroup tree (the daemon's cgroup root), its state
-/// file in a runtime directory of the test's own, and `notifywatch --daemon 'app/**'` reading
-/// the lifecycle keys.
-final class LifecycleBed {
-    let sway: HeadlessSway
+/// `notifybusd --freeze-background` on a private session bus against a headless compositor
+/// (`HeadlessSway` unless another is given), with its windows in app scopes of a private cgroup
+/// tree (the daemon's cgroup root), its state file in a runtime directory of the test's own, and
+/// `notifywatch --daemon 'app/**'` reading the lifecycle keys.
+final class LifecycleBed<Compositor: HeadlessCompositor> {
+    let compositor: Compositor
     let scopes: AppScopes
     let runtime: String
     let config: String
@@ -18,10 +18,11 @@ final class LifecycleBed {
     private(set) var watcher: ChildProcess?
     private var scopeCount = 0
 
-    /// The bed without the daemon: start it with `start(_:)`.
-    init() async throws {
+    /// The bed on `compositor` (made once the scopes are), without the daemon: start it with
+    /// `start(_:)`.
+    init(compositor: () async throws -> Compositor) async throws {
         scopes = try SwayBedEnvironment.appScopes()
-        sway = try await HeadlessSway()
+        self.compositor = try await compositor()
         runtime = try makeTemporaryDirectory("lifecycle-runtime")
         config = runtime + "/lifecycle.conf"
         try writeFile(config, "cgroup-root = \(scopes.root)\n")
@@ -35,7 +36,7 @@ final class LifecycleBed {
 
     /// A window of `appID` in an app scope of its own (`app-test-<appID>-N.scope`), or in `scope`.
     @discardableResult
-    func open(_ appID: String, in scope: AppScopes.Scope? = nil) async throws -> (window: HeadlessSway.Window, scope: AppScopes.Scope) {
+    func open(_ appID: String, in scope: AppScopes.Scope? = nil) async throws -> (window: Compositor.Window, scope: AppScopes.Scope) {
         let target: AppScopes.Scope
         if let scope {
             target = scope
@@ -43,14 +44,14 @@ final class LifecycleBed {
             scopeCount += 1
             target = try scopes.makeScope(name: "app-test-\(appID)-\(scopeCount).scope")
         }
-        return (try await sway.openWindow(appID: appID, inCgroup: target.directory), target)
+        return (try await compositor.openWindow(appID: appID, inCgroup: target.directory, timeout: patience), target)
     }
 
-    /// Starts notifybusd with `--freeze-background --toplevels sway --freeze-config CONFIG` and
+    /// Starts notifybusd with `--freeze-background --toplevels BACKEND --freeze-config CONFIG` and
     /// `arguments`, and a watcher of `app/**` and the lifecycle source.
     func start(_ arguments: [String] = ["--freeze-delay", "2"], backend: String = "sway", environment: [String: String?] = [:]) async throws {
         var extra: [String: String?] = [
-            "XDG_RUNTIME_DIR": runtime, "SWAYSOCK": sway.ipcSocket, "WAYLAND_DISPLAY": sway.runtimeDirectory + "/" + sway.waylandDisplay,
+            "XDG_RUNTIME_DIR": runtime, "SWAYSOCK": compositor.environment["SWAYSOCK"], "WAYLAND_DISPLAY": compositor.displayPath,
         ]
         extra.merge(environment) { _, new in new }
         let daemon = try await DaemonBed(
@@ -90,8 +91,18 @@ final class LifecycleBed {
     /// Everything stopped, thawed and removed.
     func stop() {
         stopDaemon()
-        sway.stop()
+        compositor.stop()
         scopes.remove()
         removeTree(runtime)
     }
+}
+
+extension LifecycleBed where Compositor == HeadlessSway {
+    /// The bed on a headless sway.
+    convenience init() async throws {
+        try await self.init { try await HeadlessSway() }
+    }
+
+    /// The headless sway.
+    var sway: HeadlessSway { compositor }
 }
