@@ -158,6 +158,24 @@ enum KWinBedEnvironment {
         #expect(after == before, "the loop thread woke \(after - before) times while nothing happened")
     }
 
+    /// A window KWin keeps off the task bar (as it does panels, the desktop, notifications) is
+    /// not listed while it is; back on the task bar, it is listed again, under the same id.
+    @Test func aWindowOffTheTaskBarIsNotListed() async throws {
+        let kwin = try await kwin()
+        defer { kwin.stop() }
+        try await kwin.openWindow(appID: "org.example.A")
+        try await kwin.openWindow(appID: "org.example.Panel")
+        let watch = try await KdeWatcherRun(display: kwin.displayPath, registryTimeout: registryTimeout)
+        defer { watch.stop() }
+        let first = try #require(await watch.nextWindows())
+        let panel = try #require(first.first { $0.appID == "org.example.Panel" })
+
+        try await kwin.setSkipsTaskbar(appID: "org.example.Panel", true)
+        #expect(await watch.updates.wait { $0.last?.windows?.map(\.appID) == ["org.example.A"] }, "\(watch.updates.all.map(\.update))")
+        try await kwin.setSkipsTaskbar(appID: "org.example.Panel", false)
+        #expect(await watch.updates.wait { $0.last?.windows?.contains { $0.id == panel.id } == true }, "\(watch.updates.all.map(\.update))")
+    }
+
     /// KWin's permission: without a desktop file naming this process's executable, the registry
     /// lacks the global, and the watcher says the protocol is not offered.
     @Test func aProcessKWinDoesNotTrustIsNotOfferedTheProtocol() async throws {

@@ -21,8 +21,8 @@ import Glibc
 /// no `kbuildsycoca5` needed.
 ///
 /// Windows are `Fixtures/gtk_window.py APP_ID` (foot crashes on KWin's virtual output), started in
-/// a cgroup of the test's choosing; focus goes through KWin's scripting over D-Bus
-/// (`org.kde.kwin.Scripting.loadScript`, then `org.kde.kwin.Script.run` on `/<id>`).
+/// a cgroup of the test's choosing; focus (and `skipTaskbar`) goes through KWin's scripting over
+/// D-Bus (`org.kde.kwin.Scripting.loadScript`, then `org.kde.kwin.Script.run` on `/<id>`).
 ///
 /// `stop()` (or dropping the object) kills every window and KWin, waits for each, stops the bus and
 /// removes the runtime directory.
@@ -162,19 +162,35 @@ public final class HeadlessKWin: Sendable {
         return window
     }
 
-    /// Focuses the (first) window of `appID`: a KWin script that makes it the active window,
-    /// loaded, run and unloaded over D-Bus; then waits (up to `patience`) until the window says it
-    /// is active.
+    /// Focuses the (first) window of `appID`: a KWin script that makes it the active window;
+    /// then waits (up to `patience`) until the window says it is active.
     public func focus(appID: String) async throws {
+        let window = try firstWindow(of: appID)
+        try await run(script: "workspace.activeClient = window;", onWindowOf: window)
+        guard isActive(window, within: patience) else { throw HarnessError("the window of \(appID) was not activated") }
+    }
+
+    /// Keeps the (first) window of `appID` off the task bar, or not (KWin's `skipTaskbar`, which
+    /// it says of panels, the desktop and notifications): a KWin script.
+    public func setSkipsTaskbar(appID: String, _ skips: Bool) async throws {
+        try await run(script: "window.skipTaskbar = \(skips);", onWindowOf: try firstWindow(of: appID))
+    }
+
+    private func firstWindow(of appID: String) throws -> Window {
         guard let window = windows.withLock({ $0.first { $0.appID == appID } }) else {
             throw HarnessError("no window of \(appID) was opened")
         }
-        let number = scripts.add(1, ordering: .relaxed).newValue
-        let name = "notifybus-focus-\(number)"
+        return window
+    }
+
+    /// Runs `body` on KWin's window (`window`) of `target`'s process: a script loaded, run and
+    /// unloaded over D-Bus (`loadScript`, `run` on `/<id>`, `unloadScript`); done when it returns.
+    private func run(script body: String, onWindowOf target: Window) async throws {
+        let name = "notifybus-\(scripts.add(1, ordering: .relaxed).newValue)"
         let file = runtimeDirectory + "/\(name).js"
         try writeFile(file, """
             for (const window of workspace.clientList()) {
-                if (window.pid == \(window.pid)) { workspace.activeClient = window; }
+                if (window.pid == \(target.pid)) { \(body) }
             }
 
             """)
@@ -191,7 +207,6 @@ public final class HeadlessKWin: Sendable {
         _ = try await client.call(
             destination: "org.kde.KWin", path: "/Scripting", interface: "org.kde.kwin.Scripting", member: "unloadScript",
             arguments: [.string(name)])
-        guard isActive(window, within: patience) else { throw HarnessError("the window of \(appID) was not activated") }
     }
 
     /// Whether `window` is active, reading what its process said since (and waiting up to
