@@ -267,8 +267,8 @@ final class LifecycleDriver {
         }
     }
 
-    /// The window as the policy sees it: its app's cgroups, by its process (sway) or by the app
-    /// units named after its app id (wlr). A window without an app id is not tracked.
+    /// The window as the policy sees it: its app's cgroups, by its process (sway, kde) or by the
+    /// app units named after its app id (wlr). A window without an app id is not tracked.
     private func policyWindow(_ window: ToplevelWindow) -> LifecyclePolicy.Window? {
         guard let appID = window.appID, !appID.isEmpty else { return nil }
         let groups: [String]
