@@ -19,8 +19,8 @@ import Wayland
 /// notifybusd); to any other the registry lacks it, and `init` throws `.protocolNotOffered`.
 ///
 /// KWin answers a trusted client's registry only after hashing its executable (SHA-256 of the
-/// file at its path and of `/proc/PID/exe`, on KWin's main thread: about 10 ms per MB of the
-/// binary on a 2-vCPU machine), so the first round trip takes as long as that.
+/// file at its path and of `/proc/PID/exe`, on KWin's main thread: 15 to 25 ms per MB of the
+/// binary on a 2-vCPU machine, 0.4 s for a 20 MB one), so the first round trip takes that long.
 ///
 /// Runs on its loop's thread, with no thread or timer of its own: idle, it sleeps in the loop's
 /// `epoll_wait`. Only `init(context:display:registryTimeout:onUpdate:)` blocks, for the
