@@ -6,7 +6,8 @@ import PackageDescription
 //   core            NotifyBus           the coalescing bus: pure Swift, no C, no Foundation
 //   formats         NotifyBusLog        event logs (specification: Event log format): read, write, replay
 //   C shims         CUdev, CDBus, CEpollLoop, CConcurrencyHook, CMosquitto, CWaylandClient,
-//                   CForeignToplevel (the wlr foreign-toplevel protocol's interface description)
+//                   CForeignToplevel (the wlr foreign-toplevel protocol's interface description),
+//                   CPlasmaWindowManagement (KDE's plasma-window-management protocol's)
 //   system wrappers Udev, DBus, EpollLoop, Mosquitto, Wayland   each owns its C objects; no C above them
 //                   LoopExecutor        Swift concurrency's global executor on EpollLoop's loop threads
 //   system helpers  SystemSupport       the C library calls the layers above share: small files,
@@ -69,6 +70,8 @@ let package = Package(
         // zwlr_foreign_toplevel_manager_v1 protocol's interface description on it.
         .systemLibrary(name: "CWaylandClient", pkgConfig: "wayland-client", providers: [.apt(["libwayland-dev"])]),
         .target(name: "CForeignToplevel", dependencies: ["CWaylandClient"]),
+        // KDE's org_kde_plasma_window_management protocol's interface description on it.
+        .target(name: "CPlasmaWindowManagement", dependencies: ["CWaylandClient"]),
         // Sets the Swift runtime's global-enqueue hooks (delays included) by their addresses (also
         // where the runtime is linked statically and does not export them).
         .target(name: "CConcurrencyHook"),
@@ -78,7 +81,7 @@ let package = Package(
         .target(name: "Udev", dependencies: ["CUdev"]),
         .target(name: "DBus", dependencies: ["CDBus", "EpollLoop"]),
         .target(name: "Mosquitto", dependencies: ["CMosquitto", "EpollLoop"]),
-        .target(name: "Wayland", dependencies: ["CWaylandClient", "CForeignToplevel", "EpollLoop"]),
+        .target(name: "Wayland", dependencies: ["CWaylandClient", "CForeignToplevel", "CPlasmaWindowManagement", "EpollLoop"]),
         .target(name: "LoopExecutor", dependencies: ["CConcurrencyHook", "EpollLoop"]),
 
         // System helpers: the C library calls the sources, the daemon and the tools share.

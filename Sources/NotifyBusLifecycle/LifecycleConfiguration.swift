@@ -10,12 +10,16 @@ import Musl
 public struct LifecycleConfiguration: Sendable, Hashable {
     /// Where the windows come from.
     public enum Toplevels: String, Sendable, Hashable, CaseIterable {
-        /// sway's IPC when `SWAYSOCK` is set and answers, else the wlr protocol.
+        /// sway's IPC when `SWAYSOCK` is set and answers, else the first of KDE's protocol and the
+        /// wlr protocol that `WAYLAND_DISPLAY` offers.
         case auto
         /// sway's IPC (`SWAYSOCK`): app id, PID and focus of each window.
         case sway
         /// `zwlr_foreign_toplevel_manager_v1` (version 3) on `WAYLAND_DISPLAY`: app id and state.
         case wlr
+        /// `org_kde_plasma_window_management` (version 4) on `WAYLAND_DISPLAY` (KWin: Plasma and
+        /// Plasma Mobile): app id, PID and the `active` state.
+        case kde
     }
 
     /// Where app units come from.
@@ -140,7 +144,7 @@ public struct LifecycleConfiguration: Sendable, Hashable {
     /// A backend by name.
     public static func toplevels(_ text: String, where place: String) throws(Problem) -> Toplevels {
         guard let value = Toplevels(rawValue: text) else {
-            throw Problem(description: "\(place) must be auto, sway or wlr, not \"\(text)\"")
+            throw Problem(description: "\(place) must be auto, sway, wlr or kde, not \"\(text)\"")
         }
         return value
     }

@@ -210,11 +210,14 @@ final class LifecycleDriver {
                 report(.running)
             }
         case .lost(let reason):
+            // Lost before the first list: the compositor refused or did not answer (the protocol
+            // not offered, say), which the reason says as it is.
+            let hadList = hasList
             backend?.stop()
             backend = nil
             hasList = false
             handle(.compositorLost)
-            report(.unavailable(reason: "the compositor connection was lost: \(reason)"))
+            report(.unavailable(reason: hadList ? "the compositor connection was lost: \(reason)" : reason))
             scheduleRetry()
         }
     }
@@ -228,8 +231,8 @@ final class LifecycleDriver {
         }
     }
 
-    /// The window as the policy sees it: its app's cgroups, by its process (sway) or by the app
-    /// units named after its app id (wlr). A window without an app id is not tracked.
+    /// The window as the policy sees it: its app's cgroups, by its process (sway, kde) or by the
+    /// app units named after its app id (wlr). A window without an app id is not tracked.
     private func policyWindow(_ window: ToplevelWindow) -> LifecyclePolicy.Window? {
         guard let appID = window.appID, !appID.isEmpty else { return nil }
         let groups: [String]

@@ -1,14 +1,15 @@
 /// One toplevel window as a compositor reports it: what the lifecycle policy needs of it.
 public struct ToplevelWindow: Sendable, Hashable {
     /// The backend's name for the window, unique while it is open (sway's container id; a
-    /// counter for the wlr protocol's handles).
+    /// counter for the wlr protocol's handles and for KDE's windows).
     public var id: UInt64
     /// Its app id (Wayland `app_id`); `nil` or empty: the window is not tracked.
     public var appID: String?
-    /// The process that owns it, where the backend knows it (sway's IPC does; the wlr protocol
-    /// does not).
+    /// The process that owns it, where the backend knows it (sway's IPC and KDE's protocol do;
+    /// the wlr protocol does not).
     public var pid: Int32?
-    /// Whether it is activated: sway's `focused`, the wlr protocol's `activated` state.
+    /// Whether it is activated: sway's `focused`, the wlr protocol's `activated` state, KDE's
+    /// `active` state.
     public var activated: Bool
 
     /// A window.

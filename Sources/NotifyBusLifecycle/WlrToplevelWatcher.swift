@@ -15,12 +15,13 @@ import Wayland
 /// compositor finishes the manager; then everything is released. Nothing comes after `stop()`.
 ///
 /// Runs on its loop's thread, with no thread or timer of its own: idle, it sleeps in the loop's
-/// `epoll_wait`. Only `init` blocks: for the registry's round trip, at most 200 ms (a compositor
-/// answers it in about a millisecond; one that accepts and never answers costs the loop that
-/// much per attempt, and the lifecycle tries again later).
+/// `epoll_wait`. Only `init(context:display:registryTimeout:onUpdate:)` blocks: for the
+/// registry's round trip, at most 200 ms unless told otherwise (a wlroots compositor answers it
+/// in about a millisecond); the lifecycle reads the registry on the loop instead
+/// (`WaylandToplevelBackend`).
 public final class WlrToplevelWatcher {
-    /// How long `init` waits for the compositor's registry.
-    static let registryTimeout: Duration = .milliseconds(200)
+    /// How long `init` waits for the compositor's registry unless told otherwise.
+    public static let registryTimeout: Duration = .milliseconds(200)
 
     private let onUpdate: (ToplevelUpdate) -> Void
     private var display: WaylandDisplay?
@@ -43,24 +44,42 @@ public final class WlrToplevelWatcher {
     /// existing handle's `done`), then after every `done`/`closed`; `.lost(reason:)` once when
     /// the connection fails or the manager finishes; nothing after `stop()`.
     ///
-    /// Blocks for the registry's round trip. `onUpdate` runs on the loop's thread, never inside
-    /// `init`.
+    /// Blocks for the registry's round trip, at most `registryTimeout`. `onUpdate` runs on the
+    /// loop's thread, never inside `init`.
     /// - Throws: `WaylandError.noCompositor` when nothing listens at the socket;
     ///   `.protocolNotOffered("zwlr_foreign_toplevel_manager_v1")` when the compositor does not
     ///   offer the protocol (GNOME, KDE); `.noAnswer` when the compositor does not answer within
-    ///   5 seconds; `.connectionLost`, `.protocolError` when the connection fails meanwhile.
-    public init(context: LoopContext, display: String?, onUpdate: @escaping (ToplevelUpdate) -> Void) throws(WaylandError) {
-        self.onUpdate = onUpdate
+    ///   `registryTimeout`; `.connectionLost`, `.protocolError` when the connection fails meanwhile.
+    public convenience init(
+        context: LoopContext, display: String?, registryTimeout: Duration = WlrToplevelWatcher.registryTimeout,
+        onUpdate: @escaping (ToplevelUpdate) -> Void
+    ) throws(WaylandError) {
         let connection = try WaylandDisplay(name: display)
+        do throws(WaylandError) {
+            try connection.roundtrip(timeout: registryTimeout)
+        } catch {
+            connection.close()
+            throw error
+        }
+        try self.init(context: context, connection: connection, onUpdate: onUpdate)
+    }
+
+    /// Watches on `connection`, whose registry has been read (by a round trip, or on the loop by
+    /// `WaylandToplevelBackend`, which watches it already); closes it when it throws.
+    init(context: LoopContext, connection: WaylandDisplay, onUpdate: @escaping (ToplevelUpdate) -> Void) throws(WaylandError) {
+        self.onUpdate = onUpdate
         compositorPID = connection.compositorPID
         do throws(WaylandError) {
-            try connection.roundtrip(timeout: Self.registryTimeout)
             self.display = connection
             manager = try ForeignToplevelManager(display: connection) { [weak self] event in self?.apply(event) }
             try connection.sync { [weak self] in self?.firstListArrived() }
-            try connection.watch(
-                on: context, afterEvents: { [weak self] in self?.report() },
-                onFailure: { [weak self] error in self?.lose(reason: error.description) })
+            let afterEvents: () -> Void = { [weak self] in self?.report() }
+            let onFailure: (WaylandError) -> Void = { [weak self] error in self?.lose(reason: error.description) }
+            if connection.isWatched {
+                connection.handOver(afterEvents: afterEvents, onFailure: onFailure)
+            } else {
+                try connection.watch(on: context, afterEvents: afterEvents, onFailure: onFailure)
+            }
         } catch {
             release()
             connection.close()

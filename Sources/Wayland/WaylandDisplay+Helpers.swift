@@ -1,11 +1,34 @@
+import CForeignToplevel
+import CWaylandClient
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
 
-/// Names, peers and times, for the connection.
+/// Globals, errors, names, peers and times, for the connection.
 extension WaylandDisplay {
+    /// The first global offering `interface`, if the compositor announced one.
+    public func global(named interface: String) -> WaylandGlobal? {
+        globals.values.filter { $0.interface == interface }.min { $0.name < $1.name }
+    }
+
+    /// The connection's error: a protocol error with its interface and code, else `errno`
+    /// (`fallback` when libwayland recorded none). Wraps `wl_display_get_error` and
+    /// `wl_display_get_protocol_error`.
+    func currentError(_ fallback: Int32) -> WaylandError {
+        let code = wl_display_get_error(display)
+        if code == EPROTO {
+            var interface: UnsafePointer<wl_interface>?
+            var id: UInt32 = 0
+            let protocolCode = wl_display_get_protocol_error(display, &interface, &id)
+            let name = interface.flatMap { $0.pointee.name.map { String(cString: $0) } } ?? "the display"
+            return .protocolError(interface: name, code: protocolCode)
+        }
+        return .connectionLost(errno: code != 0 ? code : fallback)
+    }
+
     /// `name`, else `$WAYLAND_DISPLAY`, else `wayland-0`: libwayland's choice without
     /// `$WAYLAND_SOCKET`.
     static func resolvedName(_ name: String?) -> String {

@@ -19,7 +19,7 @@ import Musl
 /// the socket is full). Idle, it costs nothing: no timer, one registration that sleeps in
 /// `epoll_wait`.
 ///
-/// Objects made on the connection (`ForeignToplevelManager`) collect their events while
+/// Objects made on the connection (`ForeignToplevelManager`, `PlasmaWindowManager`) collect their events while
 /// libwayland dispatches them and hand them over after it returns; then `afterEvents` runs. So
 /// any handler may send requests, stop objects or close the connection without re-entering
 /// libwayland.
@@ -90,11 +90,6 @@ public final class WaylandDisplay {
     }
 
     deinit { close() }
-
-    /// The first global offering `interface`, if the compositor announced one.
-    public func global(named interface: String) -> WaylandGlobal? {
-        globals.values.filter { $0.interface == interface }.min { $0.name < $1.name }
-    }
 
     // MARK: Round trips
 
@@ -202,6 +197,19 @@ public final class WaylandDisplay {
         try flush()
     }
 
+    /// Whether `watch(on:afterEvents:onFailure:)` put the socket on a loop (and the connection
+    /// has not failed or closed since).
+    public var isWatched: Bool { registration != nil }
+
+    /// Replaces what a watched connection calls after each batch of events and on its failure:
+    /// the connection has a new owner (the registry read, then the watcher). Nothing happens on
+    /// a connection that is not watched.
+    public func handOver(afterEvents: @escaping () -> Void, onFailure: @escaping (WaylandError) -> Void) {
+        guard isWatched else { return }
+        self.afterEvents = afterEvents
+        self.onFailure = onFailure
+    }
+
     /// Sends the queued requests. What the socket cannot take now is sent when it becomes
     /// writable, if the connection is watched (otherwise by the next flush or round trip).
     /// Wraps `wl_display_flush`.
@@ -303,21 +311,6 @@ public final class WaylandDisplay {
     private func checkUsable() throws(WaylandError) {
         if let failure { throw failure }
         guard !isClosed else { throw .requestFailed(operation: "a request on a closed connection") }
-    }
-
-    /// The connection's error: a protocol error with its interface and code, else `errno`
-    /// (`fallback` when libwayland recorded none). Wraps `wl_display_get_error` and
-    /// `wl_display_get_protocol_error`.
-    private func currentError(_ fallback: Int32) -> WaylandError {
-        let code = wl_display_get_error(display)
-        if code == EPROTO {
-            var interface: UnsafePointer<wl_interface>?
-            var id: UInt32 = 0
-            let protocolCode = wl_display_get_protocol_error(display, &interface, &id)
-            let name = interface.flatMap { $0.pointee.name.map { String(cString: $0) } } ?? "the display"
-            return .protocolError(interface: name, code: protocolCode)
-        }
-        return .connectionLost(errno: code != 0 ? code : fallback)
     }
 
     // MARK: Objects on the connection

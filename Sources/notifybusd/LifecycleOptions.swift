@@ -2,7 +2,7 @@ import ArgumentParser
 import NotifyBusLifecycle
 
 /// `--freeze-background [--freeze-delay SECONDS] [--freeze-exempt APP_ID]... [--freeze-config FILE]
-/// [--toplevels auto|sway|wlr] [--freeze-wake-grace SECONDS] [--freeze-task-limit SECONDS]` and `--thaw-all` (specification: Freezing background apps).
+/// [--toplevels auto|sway|wlr|kde] [--freeze-wake-grace SECONDS] [--freeze-task-limit SECONDS]` and `--thaw-all` (specification: Freezing background apps).
 /// Malformed values exit 64 whether or not `--freeze-background` is given.
 struct LifecycleOptions: ConfigurationOptions {
     @Flag(name: .customLong("freeze-background"), help: "Freeze the cgroups of apps whose windows stay in the background, and thaw them when focused.")
@@ -31,7 +31,7 @@ struct LifecycleOptions: ConfigurationOptions {
     var configFile: String?
 
     @Option(name: .customLong("toplevels"), help: ArgumentHelp(
-        "Where the windows come from: auto (sway when SWAYSOCK answers, else wlr), sway, wlr.", valueName: "backend"),
+        "Where the windows come from: auto (sway when SWAYSOCK answers, else the first of kde and wlr that WAYLAND_DISPLAY offers), sway, wlr, kde.", valueName: "backend"),
         completion: .list(LifecycleConfiguration.Toplevels.allCases.map(\.rawValue)))
     var toplevels: String?
 

@@ -34,15 +34,17 @@ struct NotifyBusd: AsyncParsableCommand {
             they are suspended, frozen by the cgroup v2 freezer or stopped. Every client is held to
             bounds (subscriptions, patterns, held entries, call sizes), so none can stall or swell
             the daemon for the others. With --freeze-background it also freezes the cgroups of apps
-            whose windows stay in the background (sway's IPC or the wlr foreign-toplevel protocol)
-            and thaws them the moment one is focused, publishing app/<app-id>/lifecycle; a method
-            call or unicast signal to a frozen app's connection (or someone else's thaw) thaws it
-            too, for --freeze-wake-grace seconds, and an app may ask for --freeze-task-limit seconds
-            in the background (org.notifybus.Lifecycle1 BeginBackgroundTask); every freeze is listed
-            in $XDG_RUNTIME_DIR/notifybus/frozen first, and each start (and --thaw-all) thaws what
-            is listed. SIGINT and SIGTERM thaw and release everything and
-            exit 0; exit status 1 when the name is taken, 64 for a malformed option or
-            configuration file.
+            whose windows stay in the background (sway's IPC, the wlr foreign-toplevel protocol, or
+            on Plasma KDE's org_kde_plasma_window_management, which KWin offers only to a program
+            named by the Exec= of an installed desktop file listing it in X-KDE-Wayland-Interfaces:
+            the package installs one for notifybusd) and thaws them the moment one is focused,
+            publishing app/<app-id>/lifecycle; a method call or unicast signal to a frozen app's
+            connection (or someone else's thaw) thaws it too, for --freeze-wake-grace seconds, and
+            an app may ask for --freeze-task-limit seconds in the background
+            (org.notifybus.Lifecycle1 BeginBackgroundTask); every freeze is listed in
+            $XDG_RUNTIME_DIR/notifybus/frozen first, and each start (and --thaw-all) thaws what is
+            listed. SIGINT and SIGTERM thaw and release everything and exit 0; exit status 1 when
+            the name is taken, 64 for a malformed option or configuration file.
             """)
 
     @OptionGroup var buses: BusAddressOptions<Help>

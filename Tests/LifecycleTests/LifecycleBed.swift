@@ -5,12 +5,13 @@ import TestSupport
 import Glibc
 #endif
 
-/// `notifybusd --freeze-background` on a private session bus against a headless sway, with
-/// foot windows in app scopes of a private cgroup tree (the daemon's cgroup root), its state
-/// file in a runtime directory of the test's own, and `notifywatch --daemon 'app/**'` reading
-/// the lifecycle keys.
-final class LifecycleBed {
-    let sway: HeadlessSway
+/// `notifybusd --freeze-background` on a private session bus against a headless compositor
+/// (`HeadlessSway` unless another is given), with its windows in app scopes of a private cgroup
+/// tree (the daemon's cgroup root), its state file in a runtime directory of the test's own, and
+/// `notifywatch --daemon 'app/**'` reading the lifecycle keys. With a real systemd user manager,
+/// the manager starts the apps in its scopes and the daemon serves on the manager's bus.
+final class LifecycleBed<Compositor: HeadlessCompositor> {
+    let compositor: Compositor
     let scopes: AppScopes
     let runtime: String
     let config: String
@@ -21,13 +22,14 @@ final class LifecycleBed {
     private(set) var watcher: ChildProcess?
     private var scopeCount = 0
 
-    /// The bed without the daemon: start it with `start(_:)`. With `manager`, a real systemd user
-    /// manager starts the apps in its scopes (`systemd-run --user --scope`, as launchers do), and
-    /// the daemon serves on the manager's session bus with its `app.slice` as the cgroup root.
-    init(manager withManager: Bool = false) async throws {
+    /// The bed on `compositor` (made once the scopes are), without the daemon: start it with
+    /// `start(_:)`. With `manager`, a real systemd user manager starts the apps in its scopes
+    /// (`systemd-run --user --scope`, as launchers do), and the daemon serves on the manager's
+    /// session bus with its `app.slice` as the cgroup root.
+    init(compositor: () async throws -> Compositor, manager withManager: Bool = false) async throws {
         scopes = try SwayBedEnvironment.appScopes()
         manager = withManager ? try await SystemdBedEnvironment.manager() : nil
-        sway = try await HeadlessSway()
+        self.compositor = try await compositor()
         runtime = try makeTemporaryDirectory("lifecycle-runtime")
         config = runtime + "/lifecycle.conf"
         try writeFile(config, "cgroup-root = \(manager?.appSlice ?? scopes.root)\n")
@@ -39,26 +41,22 @@ final class LifecycleBed {
     /// The cgroups the state file lists.
     var listed: [String] { (readFile(stateFile) ?? "").split(separator: "\n").map(String.init) }
 
-    /// A window of `appID` in an app scope of its own (`app-test-<appID>-N.scope`), or in `scope`.
+    /// A window of `appID` in an app scope of its own (`app-test-<appID>-N.scope`; the manager's,
+    /// when the bed has one), or in `scope`.
     @discardableResult
-    func open(_ appID: String, in scope: AppScopes.Scope? = nil) async throws -> (window: HeadlessSway.Window, scope: AppScopes.Scope) {
+    func open(_ appID: String, in scope: AppScopes.Scope? = nil) async throws -> (window: Compositor.Window, scope: AppScopes.Scope) {
         if let manager, scope == nil {
-            let (command, environment) = sway.windowCommand(appID: appID)
+            guard let launched = compositor as? any ScopeLaunchedWindows else {
+                throw HarnessError("\(Compositor.self)'s windows cannot be started by the user manager")
+            }
+            let (command, environment) = launched.windowCommand(appID: appID)
             let scoped = try await manager.startInScope(appID: appID, command: command, environment: environment, user: .nobody)
-            return (try await sway.adoptWindow(appID: appID, process: scoped.process), scoped.scope)
+            let window = try await launched.adoptWindow(appID: appID, process: scoped.process, timeout: patience)
+            guard let window = window as? Compositor.Window else { throw HarnessError("a window of another compositor") }
+            return (window, scoped.scope)
         }
         let target = try scope ?? nextScope(appID)
-        return (try await sway.openWindow(appID: appID, inCgroup: target.directory), target)
-    }
-
-    /// A real GApplication of `appID` (`HeadlessSway.openApplication`) on the daemon's session bus,
-    /// in an app scope of its own, or in `scope`; start the daemon first.
-    @discardableResult
-    func openApp(_ appID: String, in scope: AppScopes.Scope? = nil) async throws -> (window: HeadlessSway.Window, scope: AppScopes.Scope) {
-        guard let daemon else { throw HarnessError("start the daemon before opening an app on its bus") }
-        let target = try scope ?? nextScope(appID)
-        let window = try await sway.openApplication(appID: appID, inCgroup: target.directory, environment: daemon.session.environment())
-        return (window, target)
+        return (try await compositor.openWindow(appID: appID, inCgroup: target.directory, timeout: patience), target)
     }
 
     /// `command` on the daemon's session bus, started inside `scope` (a process of the app).
@@ -73,19 +71,20 @@ final class LifecycleBed {
             standardError: .append(runtime + "/\(name).log"))
     }
 
-    private func nextScope(_ appID: String) throws -> AppScopes.Scope {
+    func nextScope(_ appID: String) throws -> AppScopes.Scope {
         scopeCount += 1
         return try scopes.makeScope(name: "app-test-\(appID)-\(scopeCount).scope")
     }
 
-    /// Starts notifybusd with `--freeze-background --toplevels sway --freeze-config CONFIG` and
-    /// `arguments`, and a watcher of `app/**` and the lifecycle source.
+    /// Starts notifybusd with `--freeze-background --toplevels BACKEND --freeze-config CONFIG` and
+    /// `arguments`, and a watcher of `app/**` and the lifecycle source; `sessionConfiguration` is
+    /// more policy of the session bus.
     func start(
         _ arguments: [String] = ["--freeze-delay", "2"], backend: String = "sway", environment: [String: String?] = [:],
         sessionConfiguration: String = ""
     ) async throws {
         var extra: [String: String?] = [
-            "XDG_RUNTIME_DIR": runtime, "SWAYSOCK": sway.ipcSocket, "WAYLAND_DISPLAY": sway.runtimeDirectory + "/" + sway.waylandDisplay,
+            "XDG_RUNTIME_DIR": runtime, "SWAYSOCK": compositor.environment["SWAYSOCK"], "WAYLAND_DISPLAY": compositor.displayPath,
         ]
         extra.merge(environment) { _, new in new }
         let daemon = try await DaemonBed(
@@ -125,9 +124,29 @@ final class LifecycleBed {
     /// Everything stopped, thawed and removed.
     func stop() {
         stopDaemon()
-        sway.stop()
+        compositor.stop()
         manager?.stop()
         scopes.remove()
         removeTree(runtime)
+    }
+}
+
+extension LifecycleBed where Compositor == HeadlessSway {
+    /// The bed on a headless sway (and a real systemd user manager with `manager`).
+    convenience init(manager: Bool = false) async throws {
+        try await self.init(compositor: { try await HeadlessSway() }, manager: manager)
+    }
+
+    /// The headless sway.
+    var sway: HeadlessSway { compositor }
+
+    /// A real GApplication of `appID` (`HeadlessSway.openApplication`) on the daemon's session bus,
+    /// in an app scope of its own, or in `scope`; start the daemon first.
+    @discardableResult
+    func openApp(_ appID: String, in scope: AppScopes.Scope? = nil) async throws -> (window: HeadlessSway.Window, scope: AppScopes.Scope) {
+        guard let daemon else { throw HarnessError("start the daemon before opening an app on its bus") }
+        let target = try scope ?? nextScope(appID)
+        let window = try await sway.openApplication(appID: appID, inCgroup: target.directory, environment: daemon.session.environment())
+        return (window, target)
     }
 }

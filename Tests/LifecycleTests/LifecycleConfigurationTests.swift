@@ -26,12 +26,20 @@ import Glibc
         #expect(configuration.cgroupRoot == "/user.slice/user-1000.slice/user@1000.service/app.slice")
     }
 
+    @Test func everyBackendHasItsName() throws {
+        #expect(LifecycleConfiguration.Toplevels.allCases.map(\.rawValue) == ["auto", "sway", "wlr", "kde"])
+        var configuration = LifecycleConfiguration()
+        try configuration.apply(configuration: "toplevels = kde\n", file: "lifecycle.conf")
+        #expect(configuration.toplevels == .kde)
+        #expect(try LifecycleConfiguration.toplevels("kde", where: "--toplevels") == .kde)
+    }
+
     @Test(arguments: [
         ("dealy = 3", "lifecycle.conf:1: unknown key \"dealy\""),
         ("delay = 1", "lifecycle.conf:1: delay must be whole seconds from 2 to 3600"),
         ("delay = 3601", "from 2 to 3600"),
         ("delay = 2.5", "not \"2.5\""),
-        ("\ntoplevels = kwin", "lifecycle.conf:2: toplevels must be auto, sway or wlr"),
+        ("\ntoplevels = kwin", "lifecycle.conf:2: toplevels must be auto, sway, wlr or kde"),
         ("cgroup-root = app.slice", "cgroup-root must be an absolute cgroup path"),
         ("delay", "not a `key = value` line"),
     ])
@@ -69,7 +77,7 @@ import Glibc
     @Test(arguments: [
         (["--freeze-delay", "1"], "--freeze-delay must be whole seconds from 2 to 3600"),
         (["--freeze-background", "--freeze-delay", "soon"], "not \"soon\""),
-        (["--toplevels", "kwin"], "--toplevels must be auto, sway or wlr"),
+        (["--toplevels", "kwin"], "--toplevels must be auto, sway, wlr or kde"),
         (["--freeze-background", "--freeze-config", "/nonexistent/lifecycle.conf"], "/nonexistent/lifecycle.conf"),
         (["--freeze-exempt"], "--freeze-exempt"),
         (["--no-source", "lifecyle"], "unknown source \"lifecyle\""),

@@ -211,7 +211,7 @@ import Glibc
     /// what was started is stopped.
     private func serviceInTheScope(
         of appID: String, name: String, template: String, parameters: String? = nil
-    ) async throws -> (bed: LifecycleBed, scope: AppScopes.Scope, service: DBusMockProcess, log: WatcherLog) {
+    ) async throws -> (bed: LifecycleBed<HeadlessSway>, scope: AppScopes.Scope, service: DBusMockProcess, log: WatcherLog) {
         let bed = try await LifecycleBed()
         var service: DBusMockProcess?
         do {
@@ -581,12 +581,12 @@ import Glibc
 
 /// Everything the bed's watcher printed, kept as it is read, and read on demand.
 final class WatcherLog {
-    let bed: LifecycleBed
+    let bed: LifecycleBed<HeadlessSway>
     private(set) var lines: [JSONValue] = []
     /// Where `waitFor` looks from: just past its last match.
     private var cursor = 0
 
-    init(_ bed: LifecycleBed) { self.bed = bed }
+    init(_ bed: LifecycleBed<HeadlessSway>) { self.bed = bed }
 
     /// Reads lines until `done` holds of all the lines read so far (at once if it does).
     @discardableResult

@@ -18,7 +18,7 @@ import Glibc
 
     /// The bed with org.example.A in the background and org.example.B focused, each in a scope
     /// of its own, and the daemon started with `delay`: the bed, A's scope, the session bus.
-    static func twoApps(delay: Int) async throws -> (LifecycleBed, AppScopes.Scope, PrivateBus) {
+    static func twoApps(delay: Int) async throws -> (LifecycleBed<HeadlessSway>, AppScopes.Scope, PrivateBus) {
         let bed = try await LifecycleBed()
         do {
             let (_, scopeA) = try await bed.open("org.example.A")

@@ -14,7 +14,7 @@ import Glibc
 struct LifecycleSystemdTests {
     /// What systemd says of `scope`'s unit and what the kernel says of its cgroup agree: `frozen`
     /// and `frozen 1`, or `running` and `frozen 0`; returns the state.
-    static func agreed(_ bed: LifecycleBed, _ scope: AppScopes.Scope) async throws -> SystemdUserManager.FreezerState? {
+    static func agreed(_ bed: LifecycleBed<HeadlessSway>, _ scope: AppScopes.Scope) async throws -> SystemdUserManager.FreezerState? {
         let manager = try #require(bed.manager)
         let state = try await manager.freezerState(of: scope.name)
         let frozen = scope.isFrozen
@@ -24,7 +24,7 @@ struct LifecycleSystemdTests {
 
     /// The bed with the manager: A and B in scopes the manager made, B focused, the daemon
     /// started with `arguments`, A frozen through `FreezeUnit`.
-    static func frozenThroughTheManager(_ arguments: [String]) async throws -> (LifecycleBed, WatcherLog, AppScopes.Scope) {
+    static func frozenThroughTheManager(_ arguments: [String]) async throws -> (LifecycleBed<HeadlessSway>, WatcherLog, AppScopes.Scope) {
         let bed = try await LifecycleBed(manager: true)
         do {
             let (_, scopeA) = try await bed.open("org.example.A")

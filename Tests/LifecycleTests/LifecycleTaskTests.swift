@@ -15,7 +15,7 @@ import Glibc
 
     /// The daemon (`--freeze-delay 2` and `arguments`), A's window in a scope of its own, and B's,
     /// focused unless `focusB` is false.
-    static func bed(_ arguments: [String] = [], focusB: Bool = true) async throws -> (LifecycleBed, AppScopes.Scope) {
+    static func bed(_ arguments: [String] = [], focusB: Bool = true) async throws -> (LifecycleBed<HeadlessSway>, AppScopes.Scope) {
         let bed = try await LifecycleBed()
         do {
             try await bed.start(["--freeze-delay", "2"] + arguments)
@@ -30,7 +30,7 @@ import Glibc
     }
 
     /// The Python example with `arguments` in `scope` (outside any app unit without one).
-    static func task(_ bed: LifecycleBed, _ arguments: [String], in scope: AppScopes.Scope?) throws -> ChildProcess {
+    static func task(_ bed: LifecycleBed<HeadlessSway>, _ arguments: [String], in scope: AppScopes.Scope?) throws -> ChildProcess {
         try bed.launch(["/usr/bin/python3", script] + arguments, in: scope, log: "background-task")
     }
 

@@ -17,8 +17,8 @@ import Glibc
     /// in a scope of its own and a foot window focused over it, once the app is frozen.
     /// `meanwhile` runs once the app runs, before it goes to the background.
     static func frozenApp(
-        grace: Int = 3, _ arguments: [String] = [], meanwhile: (LifecycleBed, AppScopes.Scope) async throws -> Void = { _, _ in }
-    ) async throws -> (LifecycleBed, WatcherLog, HeadlessSway.Window, AppScopes.Scope) {
+        grace: Int = 3, _ arguments: [String] = [], meanwhile: (LifecycleBed<HeadlessSway>, AppScopes.Scope) async throws -> Void = { _, _ in }
+    ) async throws -> (LifecycleBed<HeadlessSway>, WatcherLog, HeadlessSway.Window, AppScopes.Scope) {
         let bed = try await LifecycleBed()
         do {
             try await bed.start(["--freeze-delay", "2", "--freeze-wake-grace", "\(grace)"] + arguments)
@@ -37,7 +37,7 @@ import Glibc
     }
 
     /// Runs GLib's `gapplication` with `arguments` on the daemon's session bus; how long it took.
-    static func gapplication(_ bed: LifecycleBed, _ arguments: [String]) async throws -> Duration {
+    static func gapplication(_ bed: LifecycleBed<HeadlessSway>, _ arguments: [String]) async throws -> Duration {
         let started = ContinuousClock.now
         _ = try await runCommand(
             "/usr/bin/gapplication", arguments, environment: try #require(bed.daemon).session.environment(), timeout: .seconds(10))
@@ -233,7 +233,7 @@ import Glibc
     // MARK: Helpers
 
     /// The unique name owning `name` on the daemon's session bus.
-    static func uniqueName(of name: String, _ bed: LifecycleBed) async throws -> String? {
+    static func uniqueName(of name: String, _ bed: LifecycleBed<HeadlessSway>) async throws -> String? {
         let output = try await runCommand(
             "/usr/bin/gdbus",
             ["call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",

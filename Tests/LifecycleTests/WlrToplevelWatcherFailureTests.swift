@@ -8,14 +8,14 @@ import Wayland
 import Glibc
 #endif
 
-/// The wlr window backend against a scripted compositor (`WlrFakeCompositor`): what a real
+/// The wlr window backend against a scripted compositor (`FakeCompositor`): what a real
 /// sway does not do on demand.
 @Suite(.serialized) struct WlrToplevelWatcherFailureTests {
     static let manager = (name: UInt32(2), interface: "zwlr_foreign_toplevel_manager_v1", version: UInt32(3))
     static let seat = (name: UInt32(1), interface: "wl_seat", version: UInt32(7))
 
     @Test func aCompositorWithoutTheManagerThrowsProtocolNotOffered() async throws {
-        let compositor = try WlrFakeCompositor(globals: [Self.seat])
+        let compositor = try FakeCompositor(globals: [Self.seat])
         defer { compositor.stop() }
         let outcome = try await WlrWatcherRun.connectionError(display: compositor.path)
         #expect(outcome == .protocolNotOffered("zwlr_foreign_toplevel_manager_v1"))
@@ -26,7 +26,7 @@ import Glibc
     }
 
     @Test func theManagerIsBoundAtTheLowerVersionAndItsWindowsListed() async throws {
-        let compositor = try WlrFakeCompositor(
+        let compositor = try FakeCompositor(
             globals: [Self.seat, (Self.manager.name, Self.manager.interface, 2)],
             windows: [.init(appID: "org.example.A", states: [0, 2]), .init(appID: "org.example.B", states: [1])])
         defer { compositor.stop() }
@@ -42,9 +42,9 @@ import Glibc
 
     @Test func aThousandWindowsAreOneFirstList() async throws {
         let windows = (0..<1000).map { index in
-            WlrFakeCompositor.Window(appID: "org.example.App\(index)", states: index == 617 ? [2] : [])
+            FakeCompositor.Window(appID: "org.example.App\(index)", states: index == 617 ? [2] : [])
         }
-        let compositor = try WlrFakeCompositor(globals: [Self.seat, Self.manager], windows: windows)
+        let compositor = try FakeCompositor(globals: [Self.seat, Self.manager], windows: windows)
         defer { compositor.stop() }
         let watch = try await WlrWatcherRun(display: compositor.path)
         defer { watch.stop() }
@@ -65,9 +65,9 @@ import Glibc
     /// last update is the loss, and whether it let go of everything. The compositor is left
     /// running for further checks; the caller stops it.
     private func lost(
-        after fault: (WlrFakeCompositor) async throws -> Void
-    ) async throws -> (compositor: WlrFakeCompositor, reasons: [String], lastIsLost: Bool, released: Bool) {
-        let compositor = try WlrFakeCompositor(
+        after fault: (FakeCompositor) async throws -> Void
+    ) async throws -> (compositor: FakeCompositor, reasons: [String], lastIsLost: Bool, released: Bool) {
+        let compositor = try FakeCompositor(
             globals: [Self.seat, Self.manager], windows: [.init(appID: "org.example.A", states: [2])])
         let watch = try await WlrWatcherRun(display: compositor.path)
         defer { watch.stop() }
@@ -91,7 +91,7 @@ import Glibc
     }
 
     @Test func stopSendsEachHandlesDestroyAndTheManagersStop() async throws {
-        let compositor = try WlrFakeCompositor(
+        let compositor = try FakeCompositor(
             globals: [Self.seat, Self.manager],
             windows: [.init(appID: "org.example.A", states: []), .init(appID: "org.example.B", states: [2])])
         defer { compositor.stop() }

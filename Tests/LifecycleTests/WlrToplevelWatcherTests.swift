@@ -49,7 +49,7 @@ private var wlrTestsRun: Bool { getenv("CI") != nil || (geteuid() == 0 && SwayBe
             // From the moment swaymsg is started (container ids known beforehand).
             let sent = ContinuousClock.now
             try await sway.command("[con_id=\(target.id)] focus")
-            let isTheChange = { (stamped: WlrStamped) in
+            let isTheChange = { (stamped: StampedUpdate) in
                 stamped.at >= sent && stamped.windows?.first(where: \.activated)?.appID == target.appID
             }
             #expect(await watch.updates.wait(timeout: patience) { $0.contains(where: isTheChange) }, "\(target.appID) activated")
@@ -210,123 +210,5 @@ private var wlrTestsRun: Bool { getenv("CI") != nil || (geteuid() == 0 && SwayBe
         defer { watch.stop() }
         #expect(watch.compositorPID == sway.pid)
         #expect(try #require(await watch.nextWindows()).isEmpty)
-    }
-}
-
-extension HeadlessSway {
-    /// The Wayland socket's absolute path (libwayland takes one as the display name).
-    fileprivate var displayPath: String { runtimeDirectory + "/" + waylandDisplay }
-}
-
-// MARK: The loop thread's sleep
-
-/// The id of this process's only thread named `name` (/proc/self/task/TID/comm).
-private func threadID(named name: String) -> Int32? {
-    guard let directory = opendir("/proc/self/task") else { return nil }
-    defer { closedir(directory) }
-    var found: [Int32] = []
-    while let entry = readdir(directory) {
-        let tid = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-            Int32(String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self))
-        }
-        guard let tid, let comm = readFile("/proc/self/task/\(tid)/comm") else { continue }
-        if comm.split(separator: "\n").first.map(String.init) == name { found.append(tid) }
-    }
-    return found.count == 1 ? found[0] : nil
-}
-
-/// The voluntary and involuntary context switches of a thread of this process, from
-/// /proc/self/task/TID/status.
-private func contextSwitches(ofThread thread: Int32) -> Int? {
-    guard let status = readFile("/proc/self/task/\(thread)/status") else { return nil }
-    var total = 0
-    for line in status.split(separator: "\n") where line.contains("ctxt_switches:") {
-        total += Int(line.split(separator: ":").last?.trimmingPrefix(while: { $0 == " " || $0 == "\t" }) ?? "") ?? 0
-    }
-    return total
-}
-
-// MARK: A watcher on its own loop
-
-/// An update as the test saw it, with when it arrived.
-struct WlrStamped: Sendable {
-    var at: ContinuousClock.Instant
-    var update: ToplevelUpdate
-
-    var windows: [ToplevelWindow]? {
-        if case .windows(let windows) = update { windows } else { nil }
-    }
-    var lostReason: String? {
-        if case .lost(let reason) = update { reason } else { nil }
-    }
-}
-
-/// A `WlrToplevelWatcher` on an `EventLoopThread` of its own, its updates recorded.
-final class WlrWatcherRun: Sendable {
-    let loop: EventLoopThread
-    let updates = Recorder<WlrStamped>()
-    let compositorPID: Int32?
-    private static let serial = Atomic(0)
-    private let key = LoopLocalKey<WlrToplevelWatcher>()
-    private let consumed = Mutex(0)
-
-    init(display: String) async throws {
-        loop = try EventLoopThread(name: "wlr-watch-\(WlrWatcherRun.serial.add(1, ordering: .relaxed).newValue)")
-        let updates = updates
-        let key = key
-        let outcome = try await loop.submit { context -> Result<Int32?, WaylandError> in
-            do throws(WaylandError) {
-                let watcher = try WlrToplevelWatcher(context: context, display: display) { update in
-                    updates.append(WlrStamped(at: .now, update: update))
-                }
-                context[local: key] = watcher
-                return .success(watcher.compositorPID)
-            } catch {
-                return .failure(error)
-            }
-        }
-        compositorPID = try outcome.get()
-    }
-
-    /// The error a watcher's start on `display` throws (a `WaylandError`); `nil` when it starts.
-    static func connectionError(display: String) async throws -> WaylandError? {
-        do {
-            try await WlrWatcherRun(display: display).stop()
-            return nil
-        } catch let error as WaylandError {
-            return error
-        }
-    }
-
-    /// The next `.windows` update not yet taken.
-    func nextWindows(timeout: Duration = .seconds(10)) async -> [ToplevelWindow]? {
-        let start = consumed.withLock { $0 }
-        guard await updates.wait(timeout: timeout, until: { $0.count > start }) else { return nil }
-        consumed.withLock { $0 = start + 1 }
-        return updates.all[start].windows
-    }
-
-    /// Whether the watcher let go of its connection (disconnected, proxies destroyed).
-    func isReleased() async -> Bool {
-        let key = key
-        return (try? await loop.submit { context in
-            guard let watcher = context[local: key] else { return false }
-            return !watcher.isConnected
-        }) ?? false
-    }
-
-    /// Calls the watcher's `stop()`, on its loop, which keeps running.
-    func stopWatcher() async throws {
-        let key = key
-        try await loop.submit { context in context[local: key]?.stop() }
-    }
-
-    func stop() {
-        let key = key
-        try? loop.execute { context in
-            context[local: key]?.stop()
-            context[local: key] = nil
-        }
-        loop.syncShutdown()
     }
 }

@@ -31,6 +31,11 @@ struct InstallTests {
         #expect(unit.contains("ExecStart=\(prefix)/bin/notifybusd"))
         let service = try #require(readFile("\(prefix)/share/dbus-1/services/org.notifybus.Bus1.service"))
         #expect(service.contains("Exec=\(prefix)/bin/notifybusd"))
+        // KWin's permission for the window list: the binary alone as Exec=, the interface listed.
+        let desktop = try #require(readFile("\(prefix)/share/applications/org.notifybus.notifybusd.desktop"))
+        #expect(desktop.split(separator: "\n").contains("Exec=\(prefix)/bin/notifybusd"))
+        #expect(desktop.split(separator: "\n").contains("X-KDE-Wayland-Interfaces=org_kde_plasma_window_management"))
+        #expect(desktop.split(separator: "\n").contains("NoDisplay=true"))
 
         // Activation on a private session bus that reads the installed file.
         let bus = try PrivateBus(.session)

@@ -17,10 +17,15 @@ public enum Paths {
     /// The directory of the running test bundle, where `swift build`/`swift test` also put the
     /// package's executables.
     public static let buildDirectory: String = {
+        let exe = testExecutable
+        return String(exe[..<(exe.lastIndex(of: "/") ?? exe.endIndex)])
+    }()
+
+    /// The running test bundle's own executable (`/proc/self/exe`).
+    public static let testExecutable: String = {
         var buffer = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        let exe = n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
-        return String(exe[..<(exe.lastIndex(of: "/") ?? exe.endIndex)])
+        return n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
     }()
 
     /// The package's executable `name`, built beside the test bundle.

@@ -6,21 +6,28 @@ import TestSupport
 import Glibc
 #endif
 
-/// A scripted Wayland compositor speaking the wire protocol itself, for what a real sway does
-/// not do on demand: leave the foreign-toplevel manager out of its registry, finish the manager,
-/// report a protocol error, send garbage. It listens on a socket of its own, serves one client
-/// at a time on a loop thread of its own, and answers:
+/// A scripted Wayland compositor speaking the wire protocol itself, for what a real sway or KWin
+/// does not do on demand: leave a window manager out of its registry, finish the manager, report
+/// a protocol error, send garbage, list a thousand windows. It listens on a socket of its own,
+/// serves one client at a time on a loop thread of its own, and answers:
 /// - `wl_display.get_registry`: a `wl_registry.global` per global in `globals`;
 /// - `wl_display.sync`: `wl_callback.done`, then `wl_display.delete_id`;
 /// - `wl_registry.bind` of `zwlr_foreign_toplevel_manager_v1`: a `toplevel` event per window in
-///   `windows`, each with its `app_id`, `state` and `done`.
+///   `windows`, each with its `app_id`, `state` and `done`;
+/// - `wl_registry.bind` of `org_kde_plasma_window_management`: a `window` event per window (its
+///   internal id, from 1), and each `get_window` of one: `app_id_changed`, `pid_changed`,
+///   `state_changed` (its `flags`) and `initial_state`.
 /// Every request it receives is recorded (object id, opcode). `stop()` closes everything and
 /// removes its directory.
-final class WlrFakeCompositor: Sendable {
+final class FakeCompositor: Sendable {
     /// A window announced on bind.
     struct Window: Sendable {
         var appID: String
-        var states: [UInt32]
+        /// Its `state` array (wlr).
+        var states: [UInt32] = []
+        /// Its `state_changed` bitfield and process (KDE).
+        var flags: UInt32 = 0
+        var pid: UInt32 = 0
     }
 
     /// A request from the client: its object and opcode.
@@ -131,9 +138,9 @@ private final class Server {
     unowned let context: LoopContext
     let listener: Int32
     let globals: [Global]
-    let windows: [WlrFakeCompositor.Window]
-    let requests: Recorder<WlrFakeCompositor.Request>
-    let binds: Recorder<WlrFakeCompositor.Bind>
+    let windows: [FakeCompositor.Window]
+    let requests: Recorder<FakeCompositor.Request>
+    let binds: Recorder<FakeCompositor.Bind>
     var listening: IORegistration?
     var client: Int32?
     var clientRegistration: IORegistration?
@@ -142,11 +149,15 @@ private final class Server {
     var outgoing: [UInt8] = []
     var registry: UInt32?
     var manager: UInt32?
+    /// Whether the manager is KDE's (else wlr's).
+    var plasma = false
+    /// The last window object (a wlr handle or a KDE window).
+    var lastWindow: UInt32 = 0
     var nextServerID: UInt32 = 0xff00_0000
 
     init(
-        context: LoopContext, listener: Int32, globals: [Global], windows: [WlrFakeCompositor.Window],
-        requests: Recorder<WlrFakeCompositor.Request>, binds: Recorder<WlrFakeCompositor.Bind>
+        context: LoopContext, listener: Int32, globals: [Global], windows: [FakeCompositor.Window],
+        requests: Recorder<FakeCompositor.Request>, binds: Recorder<FakeCompositor.Bind>
     ) {
         self.context = context
         self.listener = listener
@@ -173,6 +184,7 @@ private final class Server {
         buffer = []
         registry = nil
         manager = nil
+        plasma = false
         outgoing = []
         clientRegistration = try? context.register(fileDescriptor: fd, interest: .readable) { [weak self] events in
             if events.contains(.writable) { self?.writeOutgoing() }
@@ -209,7 +221,7 @@ private final class Server {
     }
 
     func handle(object: UInt32, opcode: UInt16, arguments: [UInt8]) {
-        requests.append(WlrFakeCompositor.Request(object: object, opcode: opcode))
+        requests.append(FakeCompositor.Request(object: object, opcode: opcode))
         switch (object, opcode) {
         case (1, 0):  // wl_display.sync(new_id callback)
             let callback = word(arguments, 0)
@@ -226,7 +238,13 @@ private final class Server {
             let interface = String(decoding: arguments[8..<(8 + length - 1)], as: UTF8.self)
             let padded = (length + 3) & ~3
             let id = word(arguments, 8 + padded + 4)
-            binds.append(WlrFakeCompositor.Bind(interface: interface, version: word(arguments, 8 + padded), id: id))
+            binds.append(FakeCompositor.Bind(interface: interface, version: word(arguments, 8 + padded), id: id))
+            if interface == "org_kde_plasma_window_management" {
+                manager = id
+                plasma = true
+                for index in windows.indices { send(object: id, opcode: 1, [.uint(UInt32(index + 1))]) }  // window(id)
+                return
+            }
             guard interface == "zwlr_foreign_toplevel_manager_v1" else { return }
             manager = id
             for window in windows {
@@ -236,7 +254,18 @@ private final class Server {
                 send(object: handle, opcode: 1, [.string(window.appID)])  // app_id
                 send(object: handle, opcode: 4, [.array(window.states)])  // state
                 send(object: handle, opcode: 5, [])  // done
+                lastWindow = handle
             }
+        case (let target, 1) where target == manager && plasma:  // get_window(new_id, internal id)
+            let id = word(arguments, 0)
+            let index = Int(word(arguments, 4)) - 1
+            guard windows.indices.contains(index) else { return }
+            let window = windows[index]
+            send(object: id, opcode: 1, [.string(window.appID)])  // app_id_changed
+            send(object: id, opcode: 10, [.uint(window.pid)])  // pid_changed
+            send(object: id, opcode: 2, [.uint(window.flags)])  // state_changed
+            send(object: id, opcode: 6, [])  // initial_state
+            lastWindow = id
         default:
             break
         }
@@ -255,10 +284,10 @@ private final class Server {
     func garbage() {
         // Events for objects the client never had: libwayland drops them.
         send(object: 0x00ab_cdef, opcode: 3, [.uint(1)])
-        // An `app_id` whose string claims 1000 bytes in a message of 16: libwayland cannot
-        // decode it, and the connection fails.
+        // An `app_id` (opcode 1 of both window interfaces) whose string claims 1000 bytes in a
+        // message of 16: libwayland cannot decode it, and the connection fails.
         var message: [UInt8] = []
-        append(&message, nextServerID - 1)
+        append(&message, lastWindow)
         append(&message, 16 << 16 | 1)
         append(&message, 1000)
         message += Array("abc\u{0}".utf8)
