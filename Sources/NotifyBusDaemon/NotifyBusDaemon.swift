@@ -156,7 +156,8 @@ public final class NotifyBusDaemon: Service, Sendable {
             LifecycleSource(
                 configuration: lifecycle, bus: bus, loop: link.loop, logger: configuration.logger,
                 connection: { context in context[local: BusService.key]?.connection },
-                beforeFrozen: { context in context[local: BusService.key]?.life?.rereadGroups() })
+                beforeFrozen: { context in context[local: BusService.key]?.life?.rereadGroups() },
+                afterMove: { context in context[local: BusService.key]?.life?.rereadProcessGroups() })
         }
         try await link.connect(address: configuration.sessionBus, maximumReceived: 4 << 20) { [bounds] context, connection in
             BusService(

@@ -33,7 +33,7 @@ final class LifecycleDriver {
     var policy: LifecyclePolicy
     var mechanism: FreezeMechanism
     var freezer: CgroupFreezer?
-    private var backend: (any ToplevelBackend)?
+    private(set) var backend: (any ToplevelBackend)?
     var mounts: [CgroupMount] = []
     var root = ""
     private var timer: LoopTimer?
@@ -51,16 +51,27 @@ final class LifecycleDriver {
     /// The processes of MPRIS players that are `Playing`.
     private var playingPIDs: Set<Int32> = []
     /// The cgroups the policy was last told hold protected and playing processes.
-    private var protectedGroups: Set<String> = []
+    private(set) var protectedGroups: Set<String> = []
     private var playingGroups: Set<String> = []
     /// The timers of thaws waiting for `ThawUnit`.
     var thawPatience: [String: LoopTimer] = [:]
+    /// The compositor's last list of windows, and the policy's windows made of it.
+    var windows: [ToplevelWindow] = []
+    var policyWindows: [LifecyclePolicy.Window] = []
+    /// The apps a scope was made for (or whose process was found in an app unit already), once each.
+    var appsPlaced: Set<String> = []
+    /// The checks of processes being moved into a made scope, by PID.
+    var moves: [Int32: LoopTimer] = [:]
+    /// Called after a process was moved into a made scope: the daemon's freezer follower reads
+    /// its processes' cgroups again.
+    let afterMove: () -> Void
 
     init(
         configuration: LifecycleConfiguration, bus: NotificationBus, context: LoopContext, logger: Logger,
-        report: @escaping (SourceStatus) -> Void, beforeFrozen: @escaping () -> Void,
+        report: @escaping (SourceStatus) -> Void, beforeFrozen: @escaping () -> Void, afterMove: @escaping () -> Void,
         postLocked: @escaping @Sendable (Bool) -> Void, connection: DBusConnection?
     ) {
+        self.afterMove = afterMove
         self.postLocked = postLocked
         self.connection = connection
         self.configuration = configuration
@@ -150,8 +161,9 @@ final class LifecycleDriver {
         lock = nil
         if let retry { context.cancelTimer(retry) }
         if let timer { context.cancelTimer(timer) }
-        for timer in thawPatience.values { context.cancelTimer(timer) }
+        for timer in Array(thawPatience.values) + Array(moves.values) { context.cancelTimer(timer) }
         thawPatience = [:]
+        moves = [:]
     }
 
     /// Reports the PIDs that `who` says must never be frozen (the session's services).
@@ -203,7 +215,7 @@ final class LifecycleDriver {
             // Processes move between cgroups: where the protected and playing ones are is read
             // again with every list (a few /proc reads).
             readGroups()
-            handle(.windows(list.compactMap(policyWindow)))
+            windowsChanged(list)
             if !hasList {
                 hasList = true
                 failures = 0
@@ -229,19 +241,6 @@ final class LifecycleDriver {
             self?.retry = nil
             self?.connect()
         }
-    }
-
-    /// The window as the policy sees it: its app's cgroups, by its process (sway, kde) or by the
-    /// app units named after its app id (wlr). A window without an app id is not tracked.
-    private func policyWindow(_ window: ToplevelWindow) -> LifecyclePolicy.Window? {
-        guard let appID = window.appID, !appID.isEmpty else { return nil }
-        let groups: [String]
-        if let pid = window.pid {
-            groups = AppUnit.group(ofProcess: pid, under: root).map { [$0] } ?? []
-        } else {
-            groups = AppUnit.groups(of: appID, under: root, mounts: mounts)
-        }
-        return LifecyclePolicy.Window(id: window.id, appID: appID, activated: window.activated, groups: groups)
     }
 
     // MARK: The lock

@@ -34,6 +34,7 @@ public final class LifecycleSource: NotifyBusSource {
     public let logger: Logger
     private let connection: @Sendable (LoopContext) -> DBusConnection?
     private let beforeFrozen: @Sendable (LoopContext) -> Void
+    private let afterMove: @Sendable (LoopContext) -> Void
     private let reporter = SourceStatusReporter()
     private let key = LoopLocalKey<LifecycleDriver>()
 
@@ -42,12 +43,16 @@ public final class LifecycleSource: NotifyBusSource {
     /// protected names, the media players, the bus's connections and the monitor for messages to
     /// frozen apps are followed through it; without one, nothing is frozen. `beforeFrozen` runs on
     /// the loop thread just before an app's `frozen` is published (the daemon makes its freezer
-    /// follower read the cgroups first, so the app's own subscriptions are suspended first).
+    /// follower read the cgroups first, so the app's own subscriptions are suspended first);
+    /// `afterMove` runs there after a process was moved into a scope the lifecycle made (the
+    /// daemon's follower reads its processes' cgroups again).
     public init(
         configuration: LifecycleConfiguration, bus: NotificationBus, loop: EventLoopThread, logger: Logger,
         connection: @escaping @Sendable (LoopContext) -> DBusConnection?,
-        beforeFrozen: @escaping @Sendable (LoopContext) -> Void = { _ in }
+        beforeFrozen: @escaping @Sendable (LoopContext) -> Void = { _ in },
+        afterMove: @escaping @Sendable (LoopContext) -> Void = { _ in }
     ) {
+        self.afterMove = afterMove
         self.configuration = configuration
         self.bus = bus
         self.loop = loop
@@ -70,14 +75,14 @@ public final class LifecycleSource: NotifyBusSource {
     /// - Throws: `SourceError.eventLoop` when the loop no longer runs.
     public func run() async throws {
         let (key, reporter, bus, configuration, logger) = (self.key, self.reporter, self.bus, self.configuration, self.logger)
-        let (connection, beforeFrozen, loop) = (self.connection, self.beforeFrozen, self.loop)
+        let (connection, beforeFrozen, afterMove, loop) = (self.connection, self.beforeFrozen, self.afterMove, self.loop)
         do {
             try await loop.submit { context in
                 guard context[local: key] == nil else { return }
                 let driver = LifecycleDriver(
                     configuration: configuration, bus: bus, context: context, logger: logger,
                     report: { status in if reporter.report(status) { logger.debug("lifecycle: \(status)") } },
-                    beforeFrozen: { beforeFrozen(context) },
+                    beforeFrozen: { beforeFrozen(context) }, afterMove: { afterMove(context) },
                     postLocked: { locked in try? loop.execute { context in context[local: key]?.handle(.locked(locked)) } },
                     connection: connection(context))
                 context[local: key] = driver

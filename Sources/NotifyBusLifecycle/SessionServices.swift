@@ -32,7 +32,10 @@ final class SessionServices {
             connection: connection, peers: peers, context: driver.context, logger: driver.logger,
             groupOf: { ControlGroup.group(ofProcess: $0) }
         ) { [weak driver] event in driver?.wakeEvent(event) }
-        peers.onChange = { [weak wake] in wake?.peersChanged() }
+        peers.onChange = { [weak wake, weak driver] in
+            wake?.peersChanged()
+            driver?.busPeersChanged()
+        }
         handlers.add(connection.peersLeaving { [weak driver] name in driver?.handle(.connectionLeft(name.rawValue)) })
     }
 
