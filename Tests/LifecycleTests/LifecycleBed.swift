@@ -10,8 +10,10 @@ import Glibc
 /// tree (the daemon's cgroup root), its state file in a runtime directory of the test's own, and
 /// `notifywatch --daemon 'app/**'` reading the lifecycle keys. With a real systemd user manager,
 /// the manager starts the apps in its scopes and the daemon serves on the manager's bus.
-final class LifecycleBed<Compositor: HeadlessCompositor> {
+final class LifecycleBed<Compositor: HeadlessCompositor>: CompositorBed {
     let compositor: Compositor
+    /// The daemon's `--toplevels` unless a start says another.
+    let backend: String
     let scopes: AppScopes
     let runtime: String
     let config: String
@@ -26,7 +28,8 @@ final class LifecycleBed<Compositor: HeadlessCompositor> {
     /// `start(_:)`. With `manager`, a real systemd user manager starts the apps in its scopes
     /// (`systemd-run --user --scope`, as launchers do), and the daemon serves on the manager's
     /// session bus with its `app.slice` as the cgroup root.
-    init(compositor: () async throws -> Compositor, manager withManager: Bool = false) async throws {
+    init(compositor: () async throws -> Compositor, backend: String = "sway", manager withManager: Bool = false) async throws {
+        self.backend = backend
         scopes = try SwayBedEnvironment.appScopes()
         manager = withManager ? try await SystemdBedEnvironment.manager() : nil
         self.compositor = try await compositor()
@@ -80,9 +83,10 @@ final class LifecycleBed<Compositor: HeadlessCompositor> {
     /// `arguments`, and a watcher of `app/**` and the lifecycle source; `sessionConfiguration` is
     /// more policy of the session bus.
     func start(
-        _ arguments: [String] = ["--freeze-delay", "2"], backend: String = "sway", environment: [String: String?] = [:],
+        _ arguments: [String] = ["--freeze-delay", "2"], backend: String? = nil, environment: [String: String?] = [:],
         sessionConfiguration: String = ""
     ) async throws {
+        let backend = backend ?? self.backend
         var extra: [String: String?] = [
             "XDG_RUNTIME_DIR": runtime, "SWAYSOCK": compositor.environment["SWAYSOCK"], "WAYLAND_DISPLAY": compositor.displayPath,
         ]
@@ -129,6 +133,21 @@ final class LifecycleBed<Compositor: HeadlessCompositor> {
         scopes.remove()
         removeTree(runtime)
     }
+}
+
+extension LifecycleBed {
+    var compositorPID: Int32 { compositor.pid }
+
+    @discardableResult
+    func openWindow(_ appID: String, in scope: AppScopes.Scope?) async throws -> AppScopes.Scope {
+        try await open(appID, in: scope).scope
+    }
+
+    func focus(_ appID: String) async throws { try await compositor.focus(appID: appID) }
+
+    func close(_ appID: String) async throws { try await compositor.close(appID: appID, timeout: patience) }
+
+    func startDaemon(_ arguments: [String], backend: String?) async throws { try await start(arguments, backend: backend) }
 }
 
 extension LifecycleBed where Compositor == HeadlessSway {

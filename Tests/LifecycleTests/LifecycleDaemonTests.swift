@@ -10,40 +10,6 @@ import Glibc
 /// `notifybusd --freeze-background` as a child process, against a headless sway with foot
 /// windows in app scopes: the rules of the article Freezing background apps, end to end.
 @Suite(.serialized, .enabled(if: SwayBedEnvironment.testsRun)) struct LifecycleDaemonTests {
-    @Test(arguments: ["sway", "wlr"])
-    func aBackgroundAppIsFrozenAfterTheDelayAndThawedAtOnceWhenFocused(backend: String) async throws {
-        let bed = try await LifecycleBed()
-        defer { bed.stop() }
-        let (_, scopeA) = try await bed.open("org.example.A")
-        let (_, scopeB) = try await bed.open("org.example.B")
-        try await bed.start(backend: backend)
-        #expect(bed.lifecycleSource()?["status"]?.stringValue == "running")
-        #expect(bed.waitFor("org.example.B", "foreground") != nil)
-        let background = ContinuousClock.now
-        #expect(bed.waitFor("org.example.A", "frozen") != nil, "\(readFile(bed.daemon?.log ?? "") ?? "")")
-        let frozenAfter = ContinuousClock.now - background
-        #expect(scopeA.isFrozen)
-        #expect(!scopeB.isFrozen)
-        #expect(bed.listed == [scopeA.group])
-        // Frozen no earlier than the delay (2 s from A's background, before the daemon started)
-        // and at most 1 s later than it from the daemon's first list.
-        #expect(frozenAfter < .seconds(3) + .milliseconds(500))
-
-        let focus = ContinuousClock.now
-        try await bed.sway.focus(appID: "org.example.A")
-        #expect(await eventually(timeout: .seconds(2)) { !scopeA.isFrozen })
-        let thawedAfter = ContinuousClock.now - focus
-        #expect(thawedAfter < .milliseconds(500), "thawed after \(thawedAfter)")
-        #expect(bed.waitFor("org.example.A", "foreground") != nil)
-        #expect(bed.listed.isEmpty)
-        // B is in the background now, and frozen in its turn.
-        #expect(bed.waitFor("org.example.B", "frozen") != nil)
-        #expect(scopeB.isFrozen)
-        #expect(bed.stopDaemon() == 0)
-        #expect(!scopeB.isFrozen)
-        #expect(bed.listed.isEmpty)
-    }
-
     @Test func autoTakesTheWlrProtocolWithoutSway() async throws {
         let bed = try await LifecycleBed()
         defer { bed.stop() }

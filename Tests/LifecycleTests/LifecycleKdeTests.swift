@@ -15,34 +15,6 @@ import Glibc
         try await LifecycleBed { try await HeadlessKWin(trusting: trusted ? [Paths.notifybusd] : []) }
     }
 
-    @Test(arguments: ["kde", "auto"])
-    func aBackgroundAppIsFrozenAfterTheDelayAndThawedAtOnceWhenFocused(backend: String) async throws {
-        let bed = try await bed()
-        defer { bed.stop() }
-        let (_, scopeA) = try await bed.open("org.example.A")
-        let (_, scopeB) = try await bed.open("org.example.B")
-        try await bed.start(backend: backend, environment: ["SWAYSOCK": nil])
-        #expect(bed.lifecycleSource()?["status"]?.stringValue == "running", "\(readFile(bed.daemon?.log ?? "") ?? "")")
-        #expect(bed.waitFor("org.example.B", "foreground") != nil)
-        #expect(bed.waitFor("org.example.A", "frozen") != nil, "\(readFile(bed.daemon?.log ?? "") ?? "")")
-        #expect(scopeA.isFrozen)
-        #expect(!scopeB.isFrozen)
-        #expect(bed.listed == [scopeA.group])
-
-        let focus = ContinuousClock.now
-        try await bed.compositor.focus(appID: "org.example.A")
-        #expect(await eventually(timeout: .seconds(2)) { !scopeA.isFrozen })
-        let thawedAfter = ContinuousClock.now - focus
-        #expect(thawedAfter < .milliseconds(500), "thawed after \(thawedAfter)")
-        #expect(bed.waitFor("org.example.A", "foreground") != nil)
-        #expect(bed.listed.isEmpty)
-        #expect(bed.waitFor("org.example.B", "frozen") != nil)
-        #expect(scopeB.isFrozen)
-        #expect(bed.stopDaemon() == 0)
-        #expect(!scopeB.isFrozen)
-        #expect(bed.listed.isEmpty)
-    }
-
     /// The windows' processes come from the protocol's `pid_changed`: a window whose process is in
     /// no app unit is `no-app-unit`, even when an app scope named after its app id exists.
     @Test func aWindowsCgroupIsItsProcesssNotTheOneNamedAfterItsAppID() async throws {

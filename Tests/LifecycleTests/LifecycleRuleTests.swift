@@ -19,36 +19,6 @@ import Glibc
 
     // MARK: When an app is frozen
 
-    @Test func aReturnToTheForegroundRestartsTheCount() async throws {
-        let bed = try await LifecycleBed()
-        defer { bed.stop() }
-        let (_, scopeA) = try await bed.open("org.example.A")
-        try await bed.open("org.example.B")
-        try await bed.start()
-        let log = WatcherLog(bed)
-        #expect(log.waitFor("org.example.A", "background", reason: .some(nil)))
-        #expect(log.waitFor("org.example.B", "foreground"))
-        // 1.5 s in the background, of the 2 s: then in front again, and back.
-        try await Task.sleep(for: .milliseconds(1500))
-        #expect(!scopeA.isFrozen)
-        try await bed.sway.focus(appID: "org.example.A")
-        #expect(log.waitFor("org.example.A", "foreground"))
-        let background = ContinuousClock.now
-        try await bed.sway.focus(appID: "org.example.B")
-        #expect(await eventually(timeout: .seconds(6)) { scopeA.isFrozen })
-        let frozenAfter = ContinuousClock.now - background
-        #expect(frozenAfter >= Self.delay, "frozen \(frozenAfter) after its last background")
-        #expect(frozenAfter < Self.delay + Self.lateness, "frozen \(frozenAfter) after its last background")
-        #expect(log.waitFor("org.example.A", "frozen"))
-        #expect(log.states(of: "org.example.A") == ["background", "foreground", "background", "frozen"])
-        #expect(log.hasNoRepeats)
-        #expect(bed.listed == [scopeA.group])
-        // The state file: 0600 in a 0700 directory, the cgroup's path and nothing else.
-        #expect(fileMode(bed.runtime + "/notifybus") == 0o700)
-        #expect(fileMode(bed.stateFile) == 0o600)
-        #expect(readFile(bed.stateFile) == scopeA.group + "\n")
-    }
-
     @Test func theDelayComesFromTheFileAndTheOptionWinsOverIt() async throws {
         let bed = try await LifecycleBed()
         defer { bed.stop() }
@@ -186,23 +156,6 @@ import Glibc
         #expect(bed.listed == [shared.group])
         #expect(log.states(of: "org.example.A").filter { $0 == "frozen" }.count == 1)
         #expect(log.states(of: "org.example.B").suffix(2) == ["background", "frozen"])
-    }
-
-    @Test func aScopeHoldingTheCompositorIsNeverFrozen() async throws {
-        let bed = try await LifecycleBed()
-        defer { bed.stop() }
-        let (_, scopeS) = try await bed.open("org.example.S")
-        // sway itself moves into S's scope (it stays there until the tree is removed).
-        try writeFile(scopeS.directory + "/cgroup.procs", String(bed.sway.pid))
-        let (_, scopeX) = try await bed.open("org.example.X")
-        try await bed.open("org.example.B")
-        try await bed.start()
-        let log = WatcherLog(bed)
-        #expect(log.waitFor("org.example.S", "background", reason: "protected", fromStart: true), "\(log.lines)")
-        #expect(log.waitFor("org.example.X", "frozen", fromStart: true))
-        #expect(!scopeS.isFrozen)
-        #expect(bed.listed == [scopeX.group])
-        #expect(!log.states(of: "org.example.S").contains("frozen"))
     }
 
     /// A bed whose app `appID` runs in a scope of its own together with a session service,
@@ -369,39 +322,6 @@ import Glibc
 
     // MARK: When an app is thawed
 
-    @Test func aKilledCompositorThawsEverythingAndClosesEveryApp() async throws {
-        let bed = try await LifecycleBed()
-        defer { bed.stop() }
-        let (_, scopeA) = try await bed.open("org.example.A")
-        let (_, scopeC) = try await bed.open("org.example.C")
-        try await bed.open("org.example.B")
-        try await bed.start()
-        let log = WatcherLog(bed)
-        #expect(log.read { lines in lines.contains { isSource($0, "running") } })
-        #expect(log.read { lines in
-            ["org.example.A", "org.example.C"].allSatisfy { app in lines.contains { isLifecycle($0, app, "frozen") } }
-        })
-        #expect(Set(bed.listed) == [scopeA.group, scopeC.group])
-
-        let killed = ContinuousClock.now
-        kill(bed.sway.pid, SIGKILL)
-        #expect(await eventually(timeout: .seconds(3)) { !scopeA.isFrozen && !scopeC.isFrozen })
-        let thawedAfter = ContinuousClock.now - killed
-        #expect(thawedAfter < .seconds(1), "thawed \(thawedAfter) after sway was killed")
-        #expect(freezeBit(scopeA.directory) == "0" && freezeBit(scopeC.directory) == "0")
-        let mark = log.lines.count
-        let apps = ["org.example.A", "org.example.B", "org.example.C"]
-        #expect(log.read { lines in
-            let since = lines[mark...]
-            return apps.allSatisfy { app in since.contains { isLifecycle($0, app, "closed") } }
-                && since.contains { isSource($0, "unavailable") }
-        }, "\(log.lines[mark...])")
-        let source = log.lines[mark...].first { isSource($0, "unavailable") }
-        #expect(source?["reason"]?.stringValue?.contains("lost") == true, "\(String(describing: source))")
-        for app in apps { #expect(log.states(of: app).filter { $0 == "closed" }.count == 1, "\(app)") }
-        #expect(bed.listed.isEmpty)
-    }
-
     @Test func aLostCompositorIsTriedAgainAfterASecond() async throws {
         let bed = try await LifecycleBed()
         let second = try await HeadlessSway()
@@ -435,29 +355,6 @@ import Glibc
         #expect(log.waitFor("org.example.C", "frozen", fromStart: true))
         #expect(scopeC.isFrozen && !scopeD.isFrozen)
         #expect(log.states(of: "org.example.A") == ["foreground", "closed"])
-    }
-
-    @Test func closingTheLastWindowOfAFrozenAppThawsItsScope() async throws {
-        let bed = try await LifecycleBed()
-        defer { bed.stop() }
-        let (_, scopeA) = try await bed.open("org.example.A")
-        try await bed.open("org.example.B")
-        try await bed.start()
-        let log = WatcherLog(bed)
-        #expect(log.waitFor("org.example.A", "frozen", fromStart: true))
-        #expect(freezeBit(scopeA.directory) == "1")
-        try await bed.sway.close(appID: "org.example.A")
-        let closed = ContinuousClock.now
-        #expect(await eventually(timeout: .seconds(2)) { freezeBit(scopeA.directory) == "0" })
-        let thawedAfter = ContinuousClock.now - closed
-        #expect(thawedAfter < .milliseconds(500), "thawed \(thawedAfter) after sway no longer listed the window")
-        #expect(log.waitFor("org.example.A", "closed"))
-        #expect(bed.listed.isEmpty)
-        // Something later on the watcher: a new window, in front.
-        try await bed.open("org.example.C")
-        #expect(log.waitFor("org.example.C", "foreground", fromStart: true))
-        #expect(log.states(of: "org.example.A") == ["background", "frozen", "closed"])
-        #expect(log.hasNoRepeats)
     }
 
     @Test func theLockedSessionFreezesTheForegroundAppAndTheUnlockThawsIt() async throws {
@@ -581,12 +478,12 @@ import Glibc
 
 /// Everything the bed's watcher printed, kept as it is read, and read on demand.
 final class WatcherLog {
-    let bed: LifecycleBed<HeadlessSway>
+    let bed: any LifecycleWatched
     private(set) var lines: [JSONValue] = []
     /// Where `waitFor` looks from: just past its last match.
     private var cursor = 0
 
-    init(_ bed: LifecycleBed<HeadlessSway>) { self.bed = bed }
+    init(_ bed: any LifecycleWatched) { self.bed = bed }
 
     /// Reads lines until `done` holds of all the lines read so far (at once if it does).
     @discardableResult

@@ -1,7 +1,7 @@
 import ChildProcess
 
 /// A headless compositor with real windows, for the app-lifecycle tests: `HeadlessSway` (foot
-/// windows) or `HeadlessKWin` (GTK windows).
+/// windows), `HeadlessPhoc` (foot windows) or `HeadlessKWin` (GTK windows).
 public protocol HeadlessCompositor: AnyObject, Sendable {
     /// A window `openWindow` opened.
     associatedtype Window: Sendable
@@ -45,3 +45,13 @@ extension HeadlessSway: HeadlessCompositor {
 }
 
 extension HeadlessKWin: HeadlessCompositor {}
+
+extension HeadlessPhoc: HeadlessCompositor {
+    /// The Wayland socket's absolute path (libwayland takes one as the display name).
+    public var displayPath: String { runtimeDirectory + "/" + waylandDisplay }
+
+    /// Focuses the (first) window of `appID`, as Phosh's overview does (`activate(seat)`).
+    public func focus(appID: String) async throws {
+        try await focus(appID: appID, timeout: patience)
+    }
+}
