@@ -3,13 +3,14 @@
 
     measure.py NAME SECONDS COMMAND...
 
-Runs COMMAND twice: for 2 s, then for 2 + SECONDS s, each time ended with SIGTERM
-and reaped with wait4, whose resource usage counts every thread the process ever
-had. Wake-ups = voluntary context switches of the long run minus those of the short
-run (what SECONDS of idling cost, start-up and shut-down cancelling out), given per 10 s. RSS is read
-from /proc just before the long run ends. Prints one Markdown table row; when the
-command cannot start or exits before it is ended, the row says so (with the end of
-its standard error) and the exit status is 1.
+Runs COMMAND twice: for 4 s (its settling), then for 4 + SECONDS s, each time ended
+with SIGTERM and reaped with wait4, whose resource usage counts every thread the
+process ever had. Wake-ups = voluntary context switches of the long run minus those
+of the short run (what SECONDS of idling after the settling cost, start-up and
+shut-down cancelling out), in the window and per 10 s. RSS is read from /proc just
+before the long run ends. Prints one Markdown table row; when the command cannot
+start or exits before it is ended, the row says so (with the end of its standard
+error) and the exit status is 1.
 """
 import os
 import signal
@@ -18,7 +19,7 @@ import sys
 import tempfile
 import time
 
-STARTUP = 2.0
+SETTLE = 4.0
 
 
 class NotMeasured(Exception):
@@ -61,13 +62,13 @@ def run_started(process, seconds):
 def main():
     name, seconds, command = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
     try:
-        short, _, _ = run(command, STARTUP)
-        long, rss, threads = run(command, STARTUP + seconds)
+        short, _, _ = run(command, SETTLE)
+        long, rss, threads = run(command, SETTLE + seconds)
     except NotMeasured as problem:
-        print(f"| {name} | not measured: {str(problem).replace('|', '/')} | | |")
+        print(f"| {name} | not measured: {str(problem).replace('|', '/')} | | | |")
         return 1
-    per10 = max(0, long - short) * 10 / seconds
-    print(f"| {name} | {per10:.1f} | {rss} | {threads} |")
+    wakes = max(0, long - short)
+    print(f"| {name} | {wakes} | {wakes * 10 / seconds:.1f} | {rss} | {threads} |")
     return 0
 
 
