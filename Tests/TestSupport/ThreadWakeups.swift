@@ -23,9 +23,11 @@ public struct ThreadWakeups: Sendable, CustomStringConvertible {
 
     /// What woke, in the order of the samples.
     public private(set) var wakes: [Wake] = []
-    /// The threads at the window's start, and those that started or ended within it.
+    /// The threads at the window's start.
     public private(set) var threads: [String] = []
+    /// The threads that started within the window (their switches count from 0).
     public private(set) var started: [String] = []
+    /// The threads that ended within the window (their last second is not counted).
     public private(set) var ended: [String] = []
     /// Whether the process was still there at the window's end.
     public private(set) var alive = true
