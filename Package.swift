@@ -226,8 +226,9 @@ let package = Package(
                 "TestSupport",
                 "notifybusd", "notifywatch", .product(name: "Logging", package: "swift-log"),
             ]),
-        // notifywatch against the real iio-sensor-proxy, systemd-localed and xdg-desktop-portal.
-        .testTarget(name: "RealDaemonTests", dependencies: ["NotifyBus", "TestSupport", "notifywatch"]),
+        // notifywatch against the real iio-sensor-proxy, systemd-localed and xdg-desktop-portal;
+        // notifywatch and notifybusd idle beside them.
+        .testTarget(name: "RealDaemonTests", dependencies: ["NotifyBus", "TestSupport", "notifywatch", "notifybusd"]),
         // notifywatch suspended under a flood of uevents and D-Bus signals: memory and descriptors
         // flat, the flush the truth (NOTIFYBUS_SOAK_SECONDS long; scripts/soak runs it for minutes).
         .testTarget(name: "SoakTests", dependencies: ["NotifyBus", "DBus", "TestSupport", "notifywatch"]),

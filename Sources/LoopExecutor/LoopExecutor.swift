@@ -47,6 +47,10 @@ import Musl
 /// `SuspendingClock` is taken as the time left until it when it is scheduled, and time the system
 /// spends suspended counts towards it. Tolerances are not used (the timers fire at their
 /// deadline). A clock whose `Duration` is not `Swift.Duration` goes to the default executor.
+/// A cancelled `Task.sleep` resumes its task at once, but the runtime leaves the job that would
+/// have ended the sleep scheduled, and the executor cannot tell it from any other: its timer
+/// still fires at the deadline, one wake-up for nothing. Where that matters (a timeout that is
+/// usually cancelled), wait with `EventLoopThread.sleep(for:)`, which cancels its timer.
 ///
 /// ## The hook
 /// `install()` sets the runtime's `swift_task_enqueueGlobal_hook`,

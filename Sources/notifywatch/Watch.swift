@@ -173,8 +173,9 @@ struct Watch: AsyncParsableCommand {
                 }
             }
             // Each source's first status, then the current values, then live notifications.
-            // Task.sleep runs on LoopExecutor's timers (NotifyWatch.swift installs it), not libdispatch's.
-            let statuses = await sources.firstStatuses(timeout: .seconds(5))
+            // The timeout waits on this loop's timer, which is cancelled when every source has
+            // settled: a cancelled Task.sleep would still wake its executor at the deadline.
+            let statuses = await sources.firstStatuses(timeout: .seconds(5)) { await loop.sleep(for: $0) }
             for (source, status) in zip(sources, statuses) {
                 output.source(source.name, status, at: bus.clock.now())
             }

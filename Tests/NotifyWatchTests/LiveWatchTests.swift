@@ -153,6 +153,19 @@ struct LiveWatchTests {
         #expect(watcher.stop(with: SIGTERM) == 0)
     }
 
+    /// Started, nothing changing: no thread wakes in the seconds after the start, also not when
+    /// the 5 s that notifywatch gives its sources for their first statuses have passed (the
+    /// source was running long before).
+    @Test func noThreadWakesOnceStartedAlsoNotWhenTheStartTimeoutPasses() async throws {
+        let testbed = try Testbed.laptop()
+        let origin = ContinuousClock.now
+        let watcher = try Watcher(testbed: testbed)
+        watcher.start(initial: 3)
+        let wakes = await ThreadWakeups.record(pid: watcher.pid, origin: origin, settle: .seconds(1), window: .seconds(6))
+        #expect(wakes.alive && wakes.total == 0, "\(wakes)")
+        #expect(watcher.stop(with: SIGTERM) == 0)
+    }
+
     @Test func ctrlZStopsTheProcessAndFgRereadsResumesAndFlushes() throws {
         let testbed = try Testbed.laptop()
         let watcher = try Watcher(testbed: testbed)

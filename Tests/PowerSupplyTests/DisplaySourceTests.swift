@@ -28,6 +28,19 @@ extension Probe {
 
 private let intel = ["max_brightness": "1000", "actual_brightness": "300", "brightness": "300"]
 
+/// The voluntary context switches of the probe's loop thread (`probe`, where the source's timer
+/// fires) over `duration`, after 300 ms for what it was doing to end; -1 when it is not there.
+private func loopWakeUps(of probe: Probe, over duration: Duration) async -> Int64 {
+    func count() -> Int64? {
+        ProcessStats.threads(of: probe.process.pid).first { $0.name == "probe" }?.voluntarySwitches
+    }
+    try? await Task.sleep(for: .milliseconds(300))
+    let before = count()
+    try? await Task.sleep(for: duration)
+    guard let before, let after = count() else { return -1 }
+    return after - before
+}
+
 @Suite("DisplaySource under umockdev", .serialized)
 struct DisplaySourceTests {
     @Test func initialValueOfEachBacklight() throws {
@@ -187,6 +200,30 @@ struct DisplaySourceTests {
         try testbed.remove("ddcci0", silently: true)
         #expect(probe.notes(1) == [Note("display/ddcci0/brightness", .null, previous: 0.3)])
         #expect(probe.logged.count == 1)
+    }
+
+    /// The re-read timer runs only while there is a device to re-read: with none its thread
+    /// sleeps; once one is plugged in, a change that comes without a uevent is read on the timer;
+    /// once the last one is removed, the thread sleeps again.
+    @Test func theRereadTimerRunsOnlyWhileABacklightExists() async throws {
+        let testbed = try Testbed()
+        let probe = try Probe(display: testbed, arguments: ["--reread-interval", "0.2"])
+        #expect(probe.start().status?["status"] == "running")
+        let withNone = await loopWakeUps(of: probe, over: .seconds(1))
+        #expect(withNone == 0, "\(withNone) wake-ups with no backlight")
+
+        try testbed.addBacklight("intel_backlight", intel)
+        #expect(probe.notes(1) == [Note("display/intel_backlight/brightness", 0.3)])
+        try testbed.setBacklight("intel_backlight", ["actual_brightness": "600"], announced: false)
+        #expect(probe.notes(1) == [Note("display/intel_backlight/brightness", 0.6, previous: 0.3)])
+        let withOne = await loopWakeUps(of: probe, over: .seconds(1))
+        #expect(withOne >= 3, "\(withOne) wake-ups with a backlight")
+
+        try testbed.remove("intel_backlight")
+        #expect(probe.notes(1) == [Note("display/intel_backlight/brightness", .null, previous: 0.6)])
+        let afterRemoval = await loopWakeUps(of: probe, over: .seconds(1))
+        #expect(afterRemoval == 0, "\(afterRemoval) wake-ups once it was removed")
+        #expect(probe.quit() == 0)
     }
 
     @Test func overflowAndRereadOnDemandReadEverythingAgain() throws {

@@ -4,7 +4,10 @@ extension NotifyBusSource {
     ///
     /// `sleep` waits out the timeout (by default `Task.sleep`; a program that must not start
     /// libdispatch's timers installs `LoopExecutor`, which runs `Task.sleep` on its loops' timers,
-    /// or passes `EventLoopThread.sleep(for:)`).
+    /// or passes `EventLoopThread.sleep(for:)`). It is cancelled once the status came; a
+    /// cancelled `Task.sleep` still wakes its executor at its deadline (the runtime's wake-up job
+    /// stays scheduled), so a program that must not wake when idle passes
+    /// `EventLoopThread.sleep(for:)`, whose timer is cancelled with it.
     public func firstStatus(
         timeout: Duration, sleep: @escaping @Sendable (Duration) async -> Void = { try? await Task.sleep(for: $0) }
     ) async -> SourceStatus {

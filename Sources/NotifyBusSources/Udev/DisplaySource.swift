@@ -16,7 +16,8 @@ import NotifyBus
 /// start, `add`/`change` uevents (the kernel sends `change` when the brightness is set through the
 /// backlight class), `null` for the key of a device that is removed, and a full re-read every
 /// `Configuration.rereadInterval` (60 s by default, for firmware that changes the brightness
-/// without a uevent), after a monitor overflow (`ENOBUFS`) and on `reread()`. Only values that
+/// without a uevent; only while there is a backlight device, so a machine without one never
+/// wakes for it), after a monitor overflow (`ENOBUFS`) and on `reread()`. Only values that
 /// differ from the bus's store are published. A device whose attributes give no brightness
 /// (`max_brightness` 0, text that is not a number) is skipped and logged at `warning`.
 ///

@@ -21,7 +21,8 @@ import NotifyBus
 ///   device went away".
 /// - Every `Configuration.rereadInterval` (60 s by default) it reads everything again, because
 ///   real batteries do not send a uevent for every capacity step; devices that vanished
-///   unannounced get `null` too.
+///   unannounced get `null` too. The timer runs only while there is a device: with none, it
+///   waits for a uevent and does not wake.
 /// - When the monitor socket overflows (`ENOBUFS`: uevents were lost) it reads everything again.
 /// - `reread()` does the same on demand (the CLI calls it after `SIGCONT`).
 ///
@@ -39,7 +40,8 @@ import NotifyBus
 ///
 /// Where no udevd runs (many containers), libudev hands out a monitor that receives nothing
 /// (systemd's libudev does so on purpose, so as not to leak the host's uevents into
-/// containers): the source then still publishes the values at start and on every re-read.
+/// containers): the source then still publishes the values at start and on every re-read (which
+/// runs while it knows a device; a device plugged in when there was none is found by `reread()`).
 /// Point it at a umockdev test bed like any libudev client (`LD_PRELOAD=libumockdev-preload.so.0`,
 /// `UMOCKDEV_DIR`).
 public typealias PowerSupplySource = SystemSource<PowerSupplyConfiguration>

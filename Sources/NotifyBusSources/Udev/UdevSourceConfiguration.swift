@@ -8,8 +8,8 @@ import Udev
 /// `Devices` only tells the two sources' configurations apart (`PowerSupplyReading`,
 /// `BacklightReading`); both take the same settings.
 public struct UdevSourceConfiguration<Devices>: Sendable {
-    /// How often to read every device again, to catch changes that came without a uevent;
-    /// `nil` for never. Default 60 s (upowerd polls every 30 s).
+    /// How often to read every device again, to catch changes that came without a uevent, while
+    /// there is a device to read; `nil` for never. Default 60 s (upowerd polls every 30 s).
     public var rereadInterval: Duration?
 
     #if DEBUG

@@ -7,10 +7,12 @@ import Udev
 /// `Reading`'s (`PowerSupplyReading`, `BacklightReading`).
 ///
 /// - At start: the monitor first (so nothing falls between the scan and the watch), then a scan
-///   of every device of the subsystem, then the re-read timer.
+///   of every device of the subsystem.
 /// - `add` and `change` uevents read that device; `remove` publishes `null` for each of its keys.
 /// - A full re-read (timer, monitor overflow `ENOBUFS`, `reread()`) reads every device again and
 ///   publishes `null` for the keys of devices that vanished unannounced.
+/// - The re-read timer runs while there is a device to re-read (one published or skipped), and
+///   only then: with none, an idle source has nothing to wake for.
 /// - Every publication goes through `publishIfChanged`; a device whose values are unusable is
 ///   skipped and the reason logged (once, until it changes).
 ///
@@ -22,6 +24,7 @@ final class UdevSubsystemWatcher<Reading: UdevDeviceReading>: ConfiguredWatcher 
     private let configuration: UdevSourceConfiguration<Reading>
     private let report: (SourceStatus) -> Void
     private let problem: SourceProblems
+    private unowned let context: LoopContext
 
     private var monitor: UdevSubsystemMonitor?
     private var timer: LoopTimer?
@@ -44,10 +47,11 @@ final class UdevSubsystemWatcher<Reading: UdevDeviceReading>: ConfiguredWatcher 
         self.configuration = configuration
         report = hooks.report
         problem = hooks.problem
+        self.context = context
     }
 
     /// Starts watching: monitor first (so nothing falls between the scan and the watch), then
-    /// the scan that publishes the current values, then the re-read timer.
+    /// the scan that publishes the current values (and starts the re-read timer if it found a device).
     func start(in context: LoopContext) {
         do {
             #if DEBUG
@@ -64,11 +68,6 @@ final class UdevSubsystemWatcher<Reading: UdevDeviceReading>: ConfiguredWatcher 
             return
         }
         rereadAll()
-        if let interval = configuration.rereadInterval, interval > .zero {
-            timer = context.scheduleTimer(after: interval, repeating: interval) { [weak self] in
-                self?.rereadAll()
-            }
-        }
     }
 
     /// Stops watching and releases the libudev objects, then calls `done`. Published values stay.
@@ -115,7 +114,23 @@ final class UdevSubsystemWatcher<Reading: UdevDeviceReading>: ConfiguredWatcher 
         for name in Set(devices.keys).union(skipped.keys).sorted() where !seen.contains(name) {
             deviceWentAway(name)
         }
+        scheduleRereads()
         updateStatus()
+    }
+
+    /// Starts the re-read timer when there is a device to re-read (published, or skipped until
+    /// its values can be used) and stops it when there is none.
+    private func scheduleRereads() {
+        guard monitor != nil, let interval = configuration.rereadInterval, interval > .zero else { return }
+        let wanted = !devices.isEmpty || !skipped.isEmpty
+        if wanted, timer == nil {
+            timer = context.scheduleTimer(after: interval, repeating: interval) { [weak self] in
+                self?.rereadAll()
+            }
+        } else if !wanted, let timer {
+            context.cancelTimer(timer)
+            self.timer = nil
+        }
     }
 
     /// What the monitor says: a uevent, lost uevents (read everything again; only differences are
@@ -140,6 +155,7 @@ final class UdevSubsystemWatcher<Reading: UdevDeviceReading>: ConfiguredWatcher 
         } else {
             apply(device)
         }
+        scheduleRereads()
         updateStatus()
     }
 

@@ -7,7 +7,7 @@ import Glibc
 /// `DaemonBench idle`: notifybusd serving `subscriptions` subscriptions (one per connection, from
 /// one subscriber process) while nothing changes, side by side with `udevadm monitor` and, when
 /// given, minimal Swift programs, all started together and measured over the same `seconds`
-/// (after `settle` seconds):
+/// (default 60) after `settle` seconds (default 4) of settling:
 /// voluntary context switches of every thread (from `/proc/PID/task/*/status`, the difference
 /// between the window's start and end) and resident memory. Then the memory of suspended
 /// subscriptions: `memory-subscriptions` of them (50 per connection), each suspended and then
@@ -31,7 +31,7 @@ struct IdleBenchmark {
         udevadm = arguments.string("udevadm", default: "/usr/bin/udevadm")
         baseline = arguments.optional("baseline")
         ownExecutor = arguments.optional("own-executor")
-        settle = arguments.integer("settle", default: 10)
+        settle = max(0, arguments.integer("settle", default: 4))
         memorySubscriptions = max(50, arguments.integer("memory-subscriptions", default: 200) / 50 * 50)
     }
 
@@ -52,12 +52,12 @@ struct IdleBenchmark {
             measured.append(("the same, its tasks on an executor of its own (scripts/idle/OwnExecutor.swift)", try ChildProcess.start(
                 [ownExecutor], standardError: "\(testbed.directory)/own-executor.log")))
         }
-        sleep(UInt32(settle))  // start-up is over and libdispatch's idle workers have exited
+        sleep(UInt32(settle))  // start-up is over
         let before = measured.map { ProcessStats.threads(of: $0.process.pid) }
         sleep(UInt32(seconds))
         let after = measured.map { ProcessStats.threads(of: $0.process.pid) }
 
-        print("Idle: \(seconds) s with nothing changing, all measured over the same window")
+        print("Idle: \(seconds) s with nothing changing, after \(settle) s of settling, all measured over the same window")
         print("")
         print("| process | wake-ups in \(seconds) s (voluntary context switches, all threads) | per 10 s | RSS (KiB) | RssAnon (KiB) | threads |")
         print("|---|---:|---:|---:|---:|---:|")

@@ -1,0 +1,82 @@
+import NotifyBus
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An idle `notifywatch`, an idle `notifybusd` and an idle `notifywatch --daemon` beside the real
+/// peers, nothing changing: every source but power (`--no-source power`), the real
+/// iio-sensor-proxy (umockdev) and the real systemd-localed on a private system bus, the real
+/// xdg-desktop-portal with dconf on a private session bus, where notifybusd serves the
+/// subscriber. Every thread of the three programs is counted once a second over 60 s after 4 s
+/// of settling (`ThreadWakeups`), the one 64 s idle window of the suite.
+///
+/// localed exits about 30 s after its last call, within the window (its activation is
+/// installed, as on a system). The bus then tells the thread of each program that follows
+/// localed's name (`NameOwnerChanged`, which it asked for): that one wake-up, in the second the
+/// name went away, is the only one allowed, and nothing may follow it, not even a call that
+/// would start localed again (its name has no owner at the window's end).
+@Suite("idle beside the real daemons", .enabled(if: canRunRealLocaled, "needs root for unshare --mount; always run under CI"))
+struct RealIdleTests {
+    @Test func notifywatchAndNotifybusdDoNotWakeIn60Seconds() async throws {
+        let system = try PrivateBus()
+        let testbed = try IIOTestbed(bus: system)
+        for device in ["accel", "proximity", "als"] { try testbed.add(device) }
+        try testbed.start()
+        let localed = try await RealLocaled(bus: system, initialLocale: ["LANG=C.UTF-8"])
+        try await localed.start()
+        try await localed.installActivation()
+        try await system.waitForOwner(of: "net.hadess.SensorProxy")
+        let portal = try await RealPortal()
+        let buses = ["--system-bus", system.address, "--session-bus", portal.bus.address]
+
+        let origin = ContinuousClock.now
+        let watch = try NotifyWatchRun(["--no-source", "power"] + buses)
+        let daemonLog = portal.bus.directory + "/notifybusd.log"
+        let daemon = try ChildProcess(
+            Paths.notifybusd, ["--no-source", "power"] + buses,
+            environment: ChildProcess.environment(with: ["DBUS_SYSTEM_BUS_ADDRESS": nil, "DBUS_SESSION_BUS_ADDRESS": nil, "LD_PRELOAD": nil]),
+            log: daemonLog)
+        defer { daemon.terminate() }
+        _ = try await portal.bus.waitForOwner(of: "org.notifybus.Bus1") {
+            daemon.hasExited ? "notifybusd exited: \(readFile(daemonLog) ?? "")" : nil
+        }
+        let subscriberLog = portal.bus.directory + "/subscriber.log"
+        let subscriber = try ChildProcess(
+            executable: NotifyWatchRun.executable,
+            arguments: ["--daemon", "--json", "--session-bus", portal.bus.address, "orientation", "locale", "settings/**"],
+            environment: ChildProcess.environment(with: ["DBUS_SESSION_BUS_ADDRESS": nil, "NO_COLOR": nil]),
+            standardError: .append(subscriberLog))
+        defer { subscriber.terminate() }
+        // Started: the sources' lines and the current values, directly and through the daemon.
+        #expect(await watch.read(until: { $0["key"] == "orientation" }).last?["value"] == "portrait")
+        #expect(await eventually(timeout: realPatience) {
+            subscriber.readLine(timeout: .milliseconds(1))?.contains(#""key":"orientation""#) == true
+        }, "\(readFile(subscriberLog) ?? "")")
+
+        async let watchWakes = ThreadWakeups.record(pid: watch.pid, origin: origin)
+        async let daemonWakes = ThreadWakeups.record(pid: daemon.pid, origin: origin)
+        async let subscriberWakes = ThreadWakeups.record(pid: subscriber.pid, origin: origin)
+        try await system.waitForNoOwner(of: RealLocaled.name, timeout: .seconds(64))
+        let localedLeft = Int((ContinuousClock.now - origin).components.seconds)
+        let (watched, served, subscribed) = await (watchWakes, daemonWakes, subscriberWakes)
+
+        // The wake-up that localed's exit causes: one, in the second it left (or the next, as
+        // the samples fall).
+        func onlyLocaledsExit(_ wakes: ThreadWakeups) -> Bool {
+            wakes.alive && wakes.total <= 1 && wakes.wakes.allSatisfy { (localedLeft...localedLeft + 2).contains($0.second) }
+        }
+        #expect(onlyLocaledsExit(watched), "notifywatch: \(watched); localed left at \(localedLeft) s")
+        #expect(onlyLocaledsExit(served), "notifybusd: \(served); localed left at \(localedLeft) s")
+        #expect(subscribed.alive && subscribed.total == 0, "notifywatch --daemon: \(subscribed)")
+        #expect(await localed.owner() == nil, "localed was started again")
+
+        #expect(await watch.stop(with: SIGTERM) == 0)
+        #expect(watch.standardError == "")
+        #expect(subscriber.terminate().flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 0)
+        #expect(daemon.terminate().flatMap(ChildProcess.exitStatus(ofWaitStatus:)) == 0)
+        try testbed.stop()
+    }
+}
