@@ -172,7 +172,8 @@ public final class NotifyBusDaemon: Service, Sendable {
         // batch handlers, and their `Events` signals leave, on one thread.
         var options = configuration.sources
         options.loop = SourceLoop(thread: link.loop)
-        let sources: [any NotifyBusSource] = SystemSources.all(bus: bus, options: options) + (lifecycle.map { [$0] } ?? [])
+        let systemSources = SystemSources.all(bus: bus, options: options)
+        let sources: [any NotifyBusSource] = systemSources + (lifecycle.map { [$0] } ?? [])
         let mqtt = startMQTT(on: link.loop)
         // Each child says whether its end should end the daemon: a source returning does not.
         // However it ends (a shutdown, the name taken, the bus gone), the group cancels its
@@ -190,9 +191,12 @@ public final class NotifyBusDaemon: Service, Sendable {
                         return false
                     }
                 }
+                // The name is taken once the system sources have said what they have. The lifecycle
+                // is not waited for (its compositor may answer late, or never): it is in `Sources`
+                // once it has settled.
                 let loop = link.loop
-                let statuses = await sources.firstStatuses(timeout: configuration.startupTimeout) { await loop.sleep(for: $0) }
-                for (source, status) in zip(sources, statuses) { await link.setSource(source.name, status) }
+                let statuses = await systemSources.firstStatuses(timeout: configuration.startupTimeout) { await loop.sleep(for: $0) }
+                for (source, status) in zip(systemSources, statuses) { await link.setSource(source.name, status) }
                 for source in sources {
                     group.addTask {
                         for await status in source.statusUpdates() where status.isSettled {

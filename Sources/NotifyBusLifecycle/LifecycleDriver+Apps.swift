@@ -40,15 +40,18 @@ extension LifecycleDriver {
         return pids
     }
 
-    /// The window as the policy sees it: its app's cgroups, by its processes, else by the app units
-    /// named after its app id. A window without an app id is not tracked.
+    /// The window as the policy sees it: its app's cgroups, those of its processes that are app
+    /// units under the root (a process in none, or in a sub-cgroup of one, gives none); where no
+    /// process of the app is known, the app units named after its app id. A window without an app
+    /// id is not tracked.
     func policyWindow(_ window: ToplevelWindow) -> LifecyclePolicy.Window? {
         guard let appID = window.appID, !appID.isEmpty else { return nil }
+        let pids = processes(of: window, appID: appID)
         var groups: [String] = []
-        for pid in processes(of: window, appID: appID) {
+        for pid in pids {
             if let group = AppUnit.group(ofProcess: pid, under: root), !groups.contains(group) { groups.append(group) }
         }
-        if groups.isEmpty { groups = AppUnit.groups(of: appID, under: root, mounts: mounts) }
+        if pids.isEmpty { groups = AppUnit.groups(of: appID, under: root, mounts: mounts) }
         return LifecyclePolicy.Window(id: window.id, appID: appID, activated: window.activated, groups: groups)
     }
 
