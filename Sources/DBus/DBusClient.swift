@@ -245,8 +245,10 @@ public final class DBusClient: Sendable {
 
     /// The owner of the well-known `name` once known, then every change (`nil`: no owner).
     /// The stream form of `DBusConnection.nameOwners(of:handler:)`.
-    public func nameOwners(of name: BusName) async -> AsyncStream<BusName?> {
-        await stream { connection, continuation in connection.nameOwners(of: name) { continuation.yield($0) } }
+    public func nameOwners(of name: BusName, followsDepartures: Bool = true) async -> AsyncStream<BusName?> {
+        await stream { connection, continuation in
+            connection.nameOwners(of: name, followsDepartures: followsDepartures) { continuation.yield($0) }
+        }
     }
 
     /// The match rules the bus refuses from now on, with its error. The stream form of

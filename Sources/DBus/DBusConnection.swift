@@ -205,6 +205,7 @@ public final class DBusConnection {
         }
         if let name = watchTokens.removeValue(forKey: token.id), let watch = nameWatches[name] {
             watch.handlers[token.id] = nil
+            watch.departureFollowers.remove(token.id)
             retireIfUnused(watch)
         }
     }

@@ -82,10 +82,13 @@ public final class DBusProxy {
     }
 
     /// Binds a proxy to `destination`, `path` and `interface` on `connection`; it follows the
-    /// owner (and reads the properties with `cachesProperties`) from now on.
+    /// owner (and reads the properties with `cachesProperties`) from now on. With
+    /// `followsDepartures` false, the owner leaving is not asked for (a service that exits when
+    /// idle and is activated again): the proxy keeps the owner that left, which sends nothing more,
+    /// until a new one arrives (`DBusConnection.nameOwners(of:followsDepartures:handler:)`).
     public init(
         connection: DBusConnection, destination: BusName, path: ObjectPath, interface: InterfaceName,
-        cachesProperties: Bool = true
+        cachesProperties: Bool = true, followsDepartures: Bool = true
     ) {
         self.connection = connection
         self.destination = destination
@@ -104,7 +107,7 @@ public final class DBusProxy {
                 self?.propertiesChanged(signal)
             })
         }
-        connectionTokens.append(connection.nameOwners(of: destination) { [weak self] owner in
+        connectionTokens.append(connection.nameOwners(of: destination, followsDepartures: followsDepartures) { [weak self] owner in
             self?.ownerChanged(to: owner)
         })
     }

@@ -194,6 +194,29 @@ struct DBusClientTests {
         await client.close()
     }
 
+    @Test func ownersArrivingAreFollowedWithoutTheirLeavingWhenDeparturesAreNotAskedFor() async throws {
+        let bus = try PrivateBus()
+        let client = try DBusClient(address: bus.dbusAddress)
+        try await client.waitUntilConnected()
+        var owners = await client.nameOwners(of: testName, followsDepartures: false).makeAsyncIterator()
+        #expect(await owners.next() == .some(nil))
+        let first = try await plainMock(on: bus)
+        let firstOwner = try #require(await owners.next() ?? nil)
+        first.terminate()
+        try await bus.waitForNoOwner(of: testName.rawValue)
+        // Its leaving was not sent to us: the next thing heard is the next owner.
+        let second = try await plainMock(on: bus)
+        let next = await owners.next()
+        #expect(next != .some(nil), "the owner's leaving was heard")
+        #expect(next != .some(firstOwner))
+        // A second follower of the same name that follows departures hears the next one leave.
+        var all = await client.nameOwners(of: testName).makeAsyncIterator()
+        #expect(await all.next() != .some(nil))
+        second.terminate()
+        #expect(await all.next() == .some(nil))
+        await client.close()
+    }
+
     @Test func reconnectsWhenTheBusComesBack() async throws {
         let bus = try PrivateBus()
         let client = try DBusClient(

@@ -14,10 +14,9 @@ import Glibc
 /// of settling (`ThreadWakeups`), the one 64 s idle window of the suite.
 ///
 /// localed exits about 30 s after its last call, within the window (its activation is
-/// installed, as on a system). The bus then tells the thread of each program that follows
-/// localed's name (`NameOwnerChanged`, which it asked for): that one wake-up, in the second the
-/// name went away, is the only one allowed, and nothing may follow it, not even a call that
-/// would start localed again (its name has no owner at the window's end).
+/// installed, as on a system). The programs do not ask to be told when localed's name goes away
+/// (its next owner they follow): not one thread of any of them wakes in the window, and nothing
+/// starts localed again (its name has no owner at the window's end).
 @Suite("idle beside the real daemons", .enabled(if: canRunRealLocaled, "needs root for unshare --mount; always run under CI"))
 struct RealIdleTests {
     @Test func notifywatchAndNotifybusdDoNotWakeIn60Seconds() async throws {
@@ -63,13 +62,9 @@ struct RealIdleTests {
         let localedLeft = Int((ContinuousClock.now - origin).components.seconds)
         let (watched, served, subscribed) = await (watchWakes, daemonWakes, subscriberWakes)
 
-        // The wake-up that localed's exit causes: one, in the second it left (or the next, as
-        // the samples fall).
-        func onlyLocaledsExit(_ wakes: ThreadWakeups) -> Bool {
-            wakes.alive && wakes.total <= 1 && wakes.wakes.allSatisfy { (localedLeft...localedLeft + 2).contains($0.second) }
-        }
-        #expect(onlyLocaledsExit(watched), "notifywatch: \(watched); localed left at \(localedLeft) s")
-        #expect(onlyLocaledsExit(served), "notifybusd: \(served); localed left at \(localedLeft) s")
+        #expect(localedLeft < 64, "localed did not exit within the window")
+        #expect(watched.alive && watched.total == 0, "notifywatch: \(watched); localed left at \(localedLeft) s")
+        #expect(served.alive && served.total == 0, "notifybusd: \(served); localed left at \(localedLeft) s")
         #expect(subscribed.alive && subscribed.total == 0, "notifywatch --daemon: \(subscribed)")
         #expect(await localed.owner() == nil, "localed was started again")
 

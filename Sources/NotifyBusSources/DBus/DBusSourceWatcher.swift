@@ -18,6 +18,10 @@ struct DBusPeer: Sendable {
     let interface: InterfaceName
     /// Whether its proxy reads and keeps its properties (`GetAll`, `PropertiesChanged`).
     var cachesProperties = true
+    /// Whether its owner leaving is followed. Not for a service that exits when idle and is
+    /// activated again (localed, timedated): its leaving would wake the source for nothing; its
+    /// next owner is followed, and what changed meanwhile the file watch reports.
+    var followsDepartures = true
 }
 
 /// What every D-Bus source's watcher shares: the bus it publishes to, its configuration and
@@ -74,7 +78,7 @@ class DBusSourceWatcher<Configuration: DBusSourceConfiguration>: ConfiguredWatch
         proxies = Self.peers.map { peer in
             DBusProxy(
                 connection: connection, destination: peer.name, path: peer.path, interface: peer.interface,
-                cachesProperties: peer.cachesProperties)
+                cachesProperties: peer.cachesProperties, followsDepartures: peer.followsDepartures)
         }
     }
 

@@ -7,7 +7,7 @@ import SystemSupport
 final class LocaleWatcher: DBusSourceWatcher<LocaleConfiguration> {
     static let service: BusName = "org.freedesktop.locale1"
     override static var peers: [DBusPeer] {
-        [DBusPeer(name: service, path: "/org/freedesktop/locale1", interface: "org.freedesktop.locale1")]
+        [DBusPeer(name: service, path: "/org/freedesktop/locale1", interface: "org.freedesktop.locale1", followsDepartures: false)]
     }
 
     /// localed's owner and `Locale` (read with `GetAll`, kept by `PropertiesChanged`).

@@ -11,7 +11,7 @@ import Glibc
 final class TimeWatcher: DBusSourceWatcher<TimeConfiguration> {
     static let service: BusName = "org.freedesktop.timedate1"
     override static var peers: [DBusPeer] {
-        [DBusPeer(name: service, path: "/org/freedesktop/timedate1", interface: "org.freedesktop.timedate1")]
+        [DBusPeer(name: service, path: "/org/freedesktop/timedate1", interface: "org.freedesktop.timedate1", followsDepartures: false)]
     }
 
     /// timedated's owner and `Timezone`.
