@@ -7,7 +7,8 @@ import Glibc
 /// `.system` and `.session` are resolved at each connection attempt (so a reconnection picks up
 /// the current value): `.system` from `DBUS_SYSTEM_BUS_ADDRESS`, else
 /// `unix:path=/var/run/dbus/system_bus_socket`; `.session` from `DBUS_SESSION_BUS_ADDRESS`
-/// (there is no default: without it the session bus is unavailable).
+/// (there is no default: without it the session bus is unavailable, and a connection does not
+/// try again by itself).
 public enum DBusAddress: Sendable, Hashable, CustomStringConvertible {
     /// The system bus.
     case system

@@ -5,9 +5,18 @@ extension DBusConnection {
     func attemptConnection() {
         reconnectTimer = nil
         setState(.connecting)
+        let resolved: String
+        do {
+            resolved = try address.resolve()
+        } catch {
+            // No address (the session bus's unset): no attempt would find one, so none is
+            // scheduled (a wake-up for nothing); `connect()` reads the environment again.
+            dropLink(error)
+            setState(.disconnected(error))
+            return
+        }
         let link: DBusLink
         do {
-            let resolved = try address.resolve()
             link = try DBusLink(
                 address: resolved, context: context, maximumReceivedSize: configuration.maximumReceivedSize)
         } catch {

@@ -23,7 +23,8 @@ import EpollLoop
 /// - Reconnection: when the bus goes away (or cannot be reached), the state becomes
 ///   `.disconnected` and the connection tries again after a backoff (`Configuration`), doubling
 ///   up to a maximum. Subscriptions and name watches are kept and set up again on the new
-///   connection; outstanding calls fail with `Disconnected`.
+///   connection; outstanding calls fail with `Disconnected`. An address that cannot be resolved
+///   (the session bus's, unset) is not tried again until the next `connect()`.
 /// - Signals: `signals(matching:handler:)` is the one way to add a match rule: it sends the rule
 ///   to the bus (an asynchronous `AddMatch`, whose refusal `onMatchRuleFailure(_:)` reports) and
 ///   checks it locally, on the header fields first (arguments are decoded only for a signal
