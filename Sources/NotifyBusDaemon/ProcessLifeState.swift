@@ -89,32 +89,40 @@ struct ProcessLifeState<Token: Hashable> {
         followers[token] = Follower(process: process, group: watched, order: nextOrder)
         nextOrder += 1
         processes[process, default: Process()].members.append(token)
-        var actions: [Action] = []
-        if let watched {
-            if groups[watched] == nil {
-                groups[watched] = Group()
-                actions += [.watchGroup(watched), .readGroup(watched)]
-            }
-            groups[watched]?.members.append(token)
-        }
+        var actions = join(token, watched)
         update([token], into: &actions)
         return actions
+    }
+
+    /// `token` a member of `group` (a watch made for its first member); nothing for none.
+    private mutating func join(_ token: Token, _ group: String?) -> [Action] {
+        guard let group else { return [] }
+        var actions: [Action] = []
+        if groups[group] == nil {
+            groups[group] = Group()
+            actions += [.watchGroup(group), .readGroup(group)]
+        }
+        groups[group]?.members.append(token)
+        return actions
+    }
+
+    /// `token` no longer a member of `group` (its watch released with its last member).
+    private mutating func leave(_ token: Token, _ group: String?) -> [Action] {
+        guard let group, var entry = groups[group] else { return [] }
+        entry.members.removeAll { $0 == token }
+        guard entry.members.isEmpty else {
+            groups[group] = entry
+            return []
+        }
+        groups[group] = nil
+        return [.unwatchGroup(group)]
     }
 
     /// Stops following `token`: the last follower of a group releases its watch, and the poll
     /// stops when no stopped process is left. Its owner is not notified.
     mutating func unfollow(_ token: Token) -> [Action] {
         guard let follower = followers.removeValue(forKey: token) else { return [] }
-        var actions: [Action] = []
-        if let group = follower.group, var entry = groups[group] {
-            entry.members.removeAll { $0 == token }
-            if entry.members.isEmpty {
-                groups[group] = nil
-                actions.append(.unwatchGroup(group))
-            } else {
-                groups[group] = entry
-            }
-        }
+        var actions = leave(token, follower.group)
         if var process = processes[follower.process] {
             process.members.removeAll { $0 == token }
             processes[follower.process] = process.members.isEmpty ? nil : process
@@ -129,24 +137,9 @@ struct ProcessLifeState<Token: Hashable> {
         guard let follower = followers[token] else { return [] }
         let watched = group.flatMap { $0 == "/" || $0.isEmpty ? nil : $0 }
         guard watched != follower.group else { return [] }
-        var actions: [Action] = []
-        if let old = follower.group, var entry = groups[old] {
-            entry.members.removeAll { $0 == token }
-            if entry.members.isEmpty {
-                groups[old] = nil
-                actions.append(.unwatchGroup(old))
-            } else {
-                groups[old] = entry
-            }
-        }
+        var actions = leave(token, follower.group)
         followers[token] = Follower(process: follower.process, group: watched, order: follower.order, canRun: follower.canRun)
-        if let watched {
-            if groups[watched] == nil {
-                groups[watched] = Group()
-                actions += [.watchGroup(watched), .readGroup(watched)]
-            }
-            groups[watched]?.members.append(token)
-        }
+        actions += join(token, watched)
         update([token], into: &actions)
         return actions
     }

@@ -23,6 +23,21 @@ struct ProcessLifeStateTests {
         #expect(state.canRun("c") == true)
     }
 
+    @Test func aProcessMovedToAnotherGroupIsFollowedThere() {
+        var state = State()
+        _ = state.follow("a", process: p(10), group: "/session.scope")
+        _ = state.follow("b", process: p(11), group: "/session.scope")
+        _ = state.groupEventsRead("/session.scope", frozen: false)
+        // Moved into a scope of its own: the old group keeps its watch for the other follower.
+        #expect(state.moved("a", to: "/app.slice/app-x.scope") == [.watchGroup("/app.slice/app-x.scope"), .readGroup("/app.slice/app-x.scope")])
+        #expect(state.moved("a", to: "/app.slice/app-x.scope") == [])
+        #expect(state.groupEventsRead("/app.slice/app-x.scope", frozen: true) == [.notify("a", canRun: false)])
+        #expect(state.groupEventsRead("/session.scope", frozen: true) == [.notify("b", canRun: false)])
+        // The last follower leaving a group releases its watch; a move to a frozen group tells at once.
+        #expect(state.moved("b", to: "/app.slice/app-x.scope") == [.unwatchGroup("/session.scope")])
+        #expect(state.groups["/app.slice/app-x.scope"]?.members == ["a", "b"])
+    }
+
     @Test func aFollowerJoiningAFrozenGroupIsToldAtOnce() {
         var state = State()
         _ = state.follow("a", process: p(10), group: "/g")
