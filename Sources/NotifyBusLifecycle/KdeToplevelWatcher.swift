@@ -34,10 +34,7 @@ public final class KdeToplevelWatcher {
     private var display: WaylandDisplay?
     private var manager: PlasmaWindowManager?
     private var windows: [UInt64: WindowState] = [:]
-    private var firstListKnown = false
-    private var changed = false
-    private var lastReported: [ToplevelWindow]?
-    private var ended = false
+    private var reporting = ToplevelListReport()
 
     /// The compositor's process id (the Wayland socket's peer credentials, `SO_PEERCRED`), taken
     /// when connecting: the process the freezer must never freeze. Kept after the connection
@@ -88,13 +85,9 @@ public final class KdeToplevelWatcher {
                     self.lose(reason: error.description)
                 }
             }
-            let afterEvents: () -> Void = { [weak self] in self?.report() }
-            let onFailure: (WaylandError) -> Void = { [weak self] error in self?.lose(reason: error.description) }
-            if connection.isWatched {
-                connection.handOver(afterEvents: afterEvents, onFailure: onFailure)
-            } else {
-                try connection.watch(on: context, afterEvents: afterEvents, onFailure: onFailure)
-            }
+            try connection.attach(
+                on: context, afterEvents: { [weak self] in self?.report() },
+                onFailure: { [weak self] error in self?.lose(reason: error.description) })
         } catch {
             release()
             connection.close()
@@ -110,7 +103,7 @@ public final class KdeToplevelWatcher {
     /// Stops watching: destroys the manager's and the windows' proxies and disconnects; nothing
     /// is reported after this. Wraps `PlasmaWindowManager.stop()` and `WaylandDisplay.close()`.
     public func stop() {
-        ended = true
+        _ = reporting.end()
         release()
     }
 
@@ -127,7 +120,7 @@ public final class KdeToplevelWatcher {
     }
 
     private func apply(_ event: PlasmaWindowManager.Event) {
-        guard !ended else { return }
+        guard !reporting.ended else { return }
         switch event {
         case .window(let id):
             windows[id] = WindowState(window: ToplevelWindow(id: id, appID: nil, activated: false))
@@ -143,7 +136,7 @@ public final class KdeToplevelWatcher {
         case .initialState(let id):
             update(id) { $0.known = true }
         case .unmapped(let id):
-            if let window = windows.removeValue(forKey: id), window.known { changed = true }
+            if let window = windows.removeValue(forKey: id), window.known { reporting.windowsChanged() }
         }
     }
 
@@ -152,30 +145,24 @@ public final class KdeToplevelWatcher {
         guard var window = windows[id] else { return }
         let before = window.listed
         change(&window)
-        if before != window.listed { changed = true }
+        if before != window.listed { reporting.windowsChanged() }
         windows[id] = window
     }
 
     /// The third round trip came back: every window that existed at the bind has sent its
     /// `initial_state`.
     private func firstListArrived() {
-        firstListKnown = true
-        changed = true
+        reporting.firstListArrived()
     }
 
     /// After each batch of events: the list, if it changed.
     private func report() {
-        guard !ended, firstListKnown, changed else { return }
-        changed = false
-        let list = windows.values.compactMap(\.listed).sorted { $0.id < $1.id }
-        guard list != lastReported else { return }
-        lastReported = list
+        guard let list = reporting.afterEvents(windows.values.compactMap(\.listed)) else { return }
         onUpdate(.windows(list))
     }
 
     private func lose(reason: String) {
-        guard !ended else { return }
-        ended = true
+        guard reporting.end() else { return }
         release()
         onUpdate(.lost(reason: reason))
     }

@@ -28,10 +28,7 @@ public final class WlrToplevelWatcher {
     private var manager: ForeignToplevelManager?
     /// The windows by id: what their last `done` said (`committed`), and what arrived since.
     private var windows: [UInt64: WindowState] = [:]
-    private var firstListKnown = false
-    private var changed = false
-    private var lastReported: [ToplevelWindow]?
-    private var ended = false
+    private var reporting = ToplevelListReport()
 
     /// The compositor's process id (the Wayland socket's peer credentials, `SO_PEERCRED`), taken
     /// when connecting: the process the freezer must never freeze. Kept after the connection
@@ -73,13 +70,9 @@ public final class WlrToplevelWatcher {
             self.display = connection
             manager = try ForeignToplevelManager(display: connection) { [weak self] event in self?.apply(event) }
             try connection.sync { [weak self] in self?.firstListArrived() }
-            let afterEvents: () -> Void = { [weak self] in self?.report() }
-            let onFailure: (WaylandError) -> Void = { [weak self] error in self?.lose(reason: error.description) }
-            if connection.isWatched {
-                connection.handOver(afterEvents: afterEvents, onFailure: onFailure)
-            } else {
-                try connection.watch(on: context, afterEvents: afterEvents, onFailure: onFailure)
-            }
+            try connection.attach(
+                on: context, afterEvents: { [weak self] in self?.report() },
+                onFailure: { [weak self] error in self?.lose(reason: error.description) })
         } catch {
             release()
             connection.close()
@@ -95,7 +88,7 @@ public final class WlrToplevelWatcher {
     /// Stops watching: destroys the manager's and the windows' proxies and disconnects; nothing
     /// is reported after this. Wraps `ForeignToplevelManager.stop()` and `WaylandDisplay.close()`.
     public func stop() {
-        ended = true
+        _ = reporting.end()
         release()
     }
 
@@ -109,7 +102,7 @@ public final class WlrToplevelWatcher {
     }
 
     private func apply(_ event: ForeignToplevelManager.Event) {
-        guard !ended else { return }
+        guard !reporting.ended else { return }
         switch event {
         case .toplevel(let id):
             windows[id] = WindowState(committed: nil, current: ToplevelWindow(id: id, appID: nil, activated: false))
@@ -123,11 +116,11 @@ public final class WlrToplevelWatcher {
             guard var window = windows[id] else { return }
             if window.committed != window.current {
                 window.committed = window.current
-                changed = true
+                reporting.windowsChanged()
             }
             windows[id] = window
         case .closed(let id):
-            if let window = windows.removeValue(forKey: id), window.committed != nil { changed = true }
+            if let window = windows.removeValue(forKey: id), window.committed != nil { reporting.windowsChanged() }
         case .finished:
             lose(reason: "the compositor finished \(ForeignToplevelManager.interfaceName)")
         }
@@ -136,23 +129,17 @@ public final class WlrToplevelWatcher {
     /// The second round trip came back: every window that existed at the bind has sent its
     /// first `done`.
     private func firstListArrived() {
-        firstListKnown = true
-        changed = true
+        reporting.firstListArrived()
     }
 
     /// After each batch of events: the list, if it changed.
     private func report() {
-        guard !ended, firstListKnown, changed else { return }
-        changed = false
-        let list = windows.values.compactMap(\.committed).sorted { $0.id < $1.id }
-        guard list != lastReported else { return }
-        lastReported = list
+        guard let list = reporting.afterEvents(windows.values.compactMap(\.committed)) else { return }
         onUpdate(.windows(list))
     }
 
     private func lose(reason: String) {
-        guard !ended else { return }
-        ended = true
+        guard reporting.end() else { return }
         release()
         onUpdate(.lost(reason: reason))
     }

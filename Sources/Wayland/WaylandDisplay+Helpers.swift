@@ -1,5 +1,6 @@
 import CForeignToplevel
 import CWaylandClient
+import EpollLoop
 
 #if canImport(Glibc)
 import Glibc
@@ -54,4 +55,19 @@ extension WaylandDisplay {
         return seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
     }
 
+}
+
+extension WaylandDisplay {
+    /// Makes `afterEvents` and `onFailure` the connection's: handed over when the connection is
+    /// watched already (its registry read on the loop), else its socket put on `context`'s loop.
+    /// - Throws: what `watch(on:afterEvents:onFailure:)` throws.
+    public func attach(
+        on context: LoopContext, afterEvents: @escaping () -> Void, onFailure: @escaping (WaylandError) -> Void
+    ) throws(WaylandError) {
+        if isWatched {
+            handOver(afterEvents: afterEvents, onFailure: onFailure)
+        } else {
+            try watch(on: context, afterEvents: afterEvents, onFailure: onFailure)
+        }
+    }
 }
