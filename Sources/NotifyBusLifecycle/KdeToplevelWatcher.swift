@@ -57,14 +57,7 @@ public final class KdeToplevelWatcher {
         context: LoopContext, display: String?, registryTimeout: Duration = KdeToplevelWatcher.registryTimeout,
         onUpdate: @escaping (ToplevelUpdate) -> Void
     ) throws(WaylandError) {
-        let connection = try WaylandDisplay(name: display)
-        do throws(WaylandError) {
-            try connection.roundtrip(timeout: registryTimeout)
-        } catch {
-            connection.close()
-            throw error
-        }
-        try self.init(context: context, connection: connection, onUpdate: onUpdate)
+        try self.init(context: context, connection: WaylandDisplay(registryOf: display, timeout: registryTimeout), onUpdate: onUpdate)
     }
 
     /// Watches on `connection`, whose registry has been read (by a round trip, or on the loop by

@@ -71,3 +71,18 @@ extension WaylandDisplay {
         }
     }
 }
+
+extension WaylandDisplay {
+    /// Connects to `name` (as `init(name:)`) and reads its registry with a round trip of at most
+    /// `timeout`; closed again when that fails.
+    /// - Throws: what `init(name:)` and `roundtrip(timeout:)` throw.
+    public convenience init(registryOf name: String?, timeout: Duration) throws(WaylandError) {
+        try self.init(name: name)
+        do throws(WaylandError) {
+            try roundtrip(timeout: timeout)
+        } catch {
+            close()
+            throw error
+        }
+    }
+}
