@@ -11,6 +11,7 @@ import Glibc
 @Suite struct LifecycleConfigurationTests {
     @Test func theFileSetsEveryKeyAndExemptMayRepeat() throws {
         var configuration = LifecycleConfiguration()
+        #expect(configuration.wakeGrace == 10 && configuration.taskLimit == 30 && configuration.appUnits == .make)
         try configuration.apply(configuration: """
             # phone
             delay = 30
@@ -19,7 +20,13 @@ import Glibc
             exempt = org.example.Call
             toplevels = wlr
             cgroup-root = /user.slice/user-1000.slice/user@1000.service/app.slice
+            wake-grace = 5
+            task-limit = 120
+            app-units = existing
             """, file: "lifecycle.conf")
+        #expect(configuration.wakeGrace == 5)
+        #expect(configuration.taskLimit == 120)
+        #expect(configuration.appUnits == .existing)
         #expect(configuration.delay == 30)
         #expect(configuration.exempt == ["org.example.Music", "org.example.Maps", "org.example.Call"])
         #expect(configuration.toplevels == .wlr)
@@ -42,6 +49,9 @@ import Glibc
         ("\ntoplevels = kwin", "lifecycle.conf:2: toplevels must be auto, sway, wlr or kde"),
         ("cgroup-root = app.slice", "cgroup-root must be an absolute cgroup path"),
         ("delay", "not a `key = value` line"),
+        ("wake-grace = 0", "lifecycle.conf:1: wake-grace must be whole seconds from 1 to 600"),
+        ("task-limit = 601", "lifecycle.conf:1: task-limit must be whole seconds from 1 to 600"),
+        ("app-units = some", "lifecycle.conf:1: app-units must be make or existing"),
     ])
     func aBadLineIsNamedWithItsFileAndLine(text: String, expected: String) {
         var configuration = LifecycleConfiguration()
@@ -81,6 +91,8 @@ import Glibc
         (["--freeze-background", "--freeze-config", "/nonexistent/lifecycle.conf"], "/nonexistent/lifecycle.conf"),
         (["--freeze-exempt"], "--freeze-exempt"),
         (["--no-source", "lifecyle"], "unknown source \"lifecyle\""),
+        (["--freeze-wake-grace", "0"], "--freeze-wake-grace must be whole seconds from 1 to 600"),
+        (["--freeze-background", "--freeze-task-limit", "long"], "--freeze-task-limit must be whole seconds from 1 to 600"),
     ])
     func badOptionsExit64NamingWhatIsWrong(arguments: [String], expected: String) async throws {
         let log = try makeTemporaryFile("notifybusd-options")

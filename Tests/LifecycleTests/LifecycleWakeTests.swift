@@ -186,6 +186,56 @@ import Glibc
         #expect(log.waitFor(Self.mail, "background", reason: "woken"))
     }
 
+    @Test func theMonitorIsThereOnlyWhileAnAppIsHeldAndLargeCallsToAFrozenAppAreBounded() async throws {
+        var idle = 0
+        var before: [Int32] = []
+        let (bed, log, app, scope) = try await Self.frozenApp(grace: 2) { bed, _ in
+            let daemon = try #require(bed.daemon)
+            before = try await Self.busSockets(of: daemon.daemon.pid, bus: daemon.session)
+            idle = Self.kibibytes("VmRSS", of: daemon.daemon.pid)
+        }
+        defer { bed.stop() }
+        let daemon = try #require(bed.daemon)
+        // Nothing frozen: no monitor; the app frozen: one.
+        #expect(before.count == 1, "the daemon's connections to the session bus before any freeze: \(before)")
+        #expect(try await Self.busSockets(of: daemon.daemon.pid, bus: daemon.session).count == 2)
+        // Five calls of 20 MiB each to the frozen app: the monitor is given a copy of each, and
+        // the daemon stays within the bound of a received message (idle + 32 MiB + twice it).
+        let megabytes = 20
+        let flood = """
+            from gi.repository import Gio, GLib
+            bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+            # Made from bytes at once (a tuple of Python ints would take a minute).
+            data = GLib.Variant.new_from_bytes(GLib.VariantType.new("ay"), GLib.Bytes.new(bytes(\(megabytes) << 20)), True)
+            body = GLib.Variant.new_tuple(data)
+            for _ in range(5):
+                try:
+                    bus.call_sync("\(Self.mail)", "/", "org.notifybus.Test", "Large", body, None, Gio.DBusCallFlags.NONE, 20000, None)
+                except GLib.Error:
+                    pass
+            print("sent", flush=True)
+            """
+        _ = try await runCommand("/usr/bin/python3", ["-c", flood], environment: daemon.session.environment(), timeout: .seconds(60))
+        #expect(!scope.isFrozen)
+        let peak = Self.kibibytes("VmHWM", of: daemon.daemon.pid)
+        let bound = idle + 32 * 1024 + 2 * megabytes * 1024
+        #expect(peak <= bound, "peak \(peak) KiB past \(bound) KiB (idle \(idle) KiB)")
+        #expect(log.waitFor(Self.mail, "background", reason: "woken", fromStart: true))
+        // In front: no app is held, and the monitor is gone.
+        try await bed.sway.focus(appID: Self.mail)
+        #expect(log.waitFor(Self.mail, "foreground"))
+        #expect(await eventually(timeout: .seconds(2)) {
+            (try? await Self.busSockets(of: daemon.daemon.pid, bus: daemon.session).count) == 1
+        })
+        _ = app
+    }
+
+    /// The field `name` of `/proc/PID/status`, in KiB.
+    static func kibibytes(_ name: String, of pid: Int32) -> Int {
+        let line = (readFile("/proc/\(pid)/status") ?? "").split(separator: "\n").first { $0.hasPrefix(name + ":") }
+        return line.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") } ?? 0
+    }
+
     // MARK: Thawed by someone else
 
     @Test func aThawBySomeoneElseIsSeenAndTheAppFrozenAgainAfterTheGrace() async throws {
