@@ -12,7 +12,8 @@ import PackageDescription
 //                   LoopExecutor        Swift concurrency's global executor on EpollLoop's loop threads
 //   system helpers  SystemSupport       the C library calls the layers above share: small files,
 //                                       inotify, cgroups, wall time and RFC 3339, signals, logging to stderr
-//   sources         NotifyBusSources    udev and D-Bus sources, each a `Service`
+//   sources         SourceFramework     the shape every source shares (`NotifyBusSource`, its status, its loop)
+//                   NotifyBusSources    udev and D-Bus sources, each a `Service`
 //   fleet           NotifyBusMQTT       the bus on MQTT (specification: Publishing a fleet to MQTT)
 //   app lifecycle   NotifyBusLifecycle  background apps frozen and woken (specification: Freezing background apps)
 //   daemon          NotifyBusProtocol   notifybusd's D-Bus interface (specification: D-Bus interface), both sides
@@ -87,11 +88,18 @@ let package = Package(
         // System helpers: the C library calls the sources, the daemon and the tools share.
         .target(name: "SystemSupport", dependencies: ["EpollLoop", .product(name: "Logging", package: "swift-log")]),
 
-        // Sources.
+        // Sources. The shape every source shares (the built-in ones, the MQTT link, the lifecycle):
+        // `NotifyBusSource`, its status, its loop, its run until cancelled.
+        .target(
+            name: "SourceFramework",
+            dependencies: [
+                "NotifyBus", "EpollLoop", "SystemSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
         .target(
             name: "NotifyBusSources",
             dependencies: [
-                "NotifyBus", "Udev", "DBus", "EpollLoop", "SystemSupport",
+                "NotifyBus", "SourceFramework", "Udev", "DBus", "EpollLoop", "SystemSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -101,7 +109,7 @@ let package = Package(
         .target(
             name: "NotifyBusMQTT",
             dependencies: [
-                "NotifyBus", "NotifyBusSources", "SystemSupport", "Mosquitto", "EpollLoop",
+                "NotifyBus", "SourceFramework", "SystemSupport", "Mosquitto", "EpollLoop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -113,7 +121,7 @@ let package = Package(
         .target(
             name: "NotifyBusLifecycle",
             dependencies: [
-                "NotifyBus", "NotifyBusSources", "NotifyBusProtocol", "DBus", "EpollLoop", "SystemSupport", "Wayland",
+                "NotifyBus", "SourceFramework", "NotifyBusProtocol", "DBus", "EpollLoop", "SystemSupport", "Wayland",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
@@ -122,7 +130,7 @@ let package = Package(
         .target(
             name: "NotifyBusDaemon",
             dependencies: [
-                "NotifyBus", "NotifyBusProtocol", "NotifyBusSources", "NotifyBusMQTT", "NotifyBusLifecycle", "DBus",
+                "NotifyBus", "NotifyBusProtocol", "SourceFramework", "NotifyBusSources", "NotifyBusMQTT", "NotifyBusLifecycle", "DBus",
                 "EpollLoop", "SystemSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

@@ -7,6 +7,7 @@ import NotifyBusMQTT
 import NotifyBusProtocol
 import NotifyBusSources
 import ServiceLifecycle
+import SourceFramework
 import Synchronization
 
 /// `notifybusd` as a library: the sources and one `NotificationBus` behind the
@@ -19,10 +20,13 @@ import Synchronization
 /// try await group.run()
 /// ```
 ///
-/// `run()` connects, checks that nobody owns `org.notifybus.Bus1`, starts the sources, waits (at
-/// most 5 s) until each has published its state or found it cannot, then owns the name and serves
-/// until graceful shutdown or cancellation; then it cancels every subscription, stops the
-/// sources (releasing the sensors they claimed) and closes the connection.
+/// `run()` connects, checks that nobody owns `org.notifybus.Bus1`, starts the sources (with the
+/// lifecycle and the MQTT link, when configured: sources of the same shape, in the same task
+/// group), waits (at most 5 s) until each system source has published its state or found it
+/// cannot, then owns the name and serves until graceful shutdown or cancellation; then it
+/// cancels every subscription, stops the sources (releasing the sensors they claimed, thawing
+/// what the lifecycle froze, the link publishing `$online` false and disconnecting) and closes
+/// the connection.
 public final class NotifyBusDaemon: Service, Sendable {
     /// What the daemon runs and where.
     public struct Configuration: Sendable {
@@ -172,57 +176,57 @@ public final class NotifyBusDaemon: Service, Sendable {
         // batch handlers, and their `Events` signals leave, on one thread.
         var options = configuration.sources
         options.loop = SourceLoop(thread: link.loop)
-        let sources: [any NotifyBusSource] = SystemSources.all(bus: bus, options: options) + (lifecycle.map { [$0] } ?? [])
-        let mqtt = startMQTT(on: link.loop)
+        // The link to an MQTT broker: one more source of the loop, whose status is the `mqtt` entry.
+        let mqtt = configuration.mqtt.map { mqtt in
+            MQTTLinkSource(configuration: mqtt, bus: bus, loop: link.loop, logger: configuration.logger)
+        }
+        let systemSources = SystemSources.all(bus: bus, options: options)
+        let sources: [any NotifyBusSource] = systemSources + (lifecycle.map { [$0] } ?? []) + (mqtt.map { [$0] } ?? [])
         // Each child says whether its end should end the daemon: a source returning does not.
         // However it ends (a shutdown, the name taken, the bus gone), the group cancels its
-        // children and waits for them: what the lifecycle froze is thawed before the daemon returns.
-        let served: Result<Void, any Error>
-        do {
-            try await withThrowingTaskGroup(of: Bool.self) { group in
-                for source in sources {
-                    group.addTask {
-                        do {
-                            try await source.run()
-                        } catch {
-                            await link.setSource(source.name, .failed(reason: "\(error)"))
-                        }
-                        return false
-                    }
-                }
-                let loop = link.loop
-                let statuses = await sources.firstStatuses(timeout: configuration.startupTimeout) { await loop.sleep(for: $0) }
-                for (source, status) in zip(sources, statuses) { await link.setSource(source.name, status) }
-                for source in sources {
-                    group.addTask {
-                        for await status in source.statusUpdates() where status.isSettled {
-                            await link.setSource(source.name, status)
-                        }
-                        return false
-                    }
-                }
-                switch try await link.requestName(BusInterface.busName) {
-                case .primaryOwner, .alreadyOwner: break
-                case .exists, .inQueue: throw Failure.nameTaken
-                }
-                configuration.logger.info("serving \(BusInterface.busName)")
-                // Until graceful shutdown, cancellation, or the bus going away.
+        // children and waits for them: what the lifecycle froze is thawed, and the MQTT link has
+        // published `$online` false and disconnected, before the daemon returns.
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for source in sources {
                 group.addTask {
-                    try? await gracefulShutdown()
-                    return true
+                    do {
+                        try await source.run()
+                    } catch {
+                        await link.setSource(source.name, .failed(reason: "\(error)"))
+                    }
+                    return false
                 }
-                group.addTask {
-                    try await link.waitUntilDisconnected()
-                    return true
-                }
-                while let stop = try await group.next(), !stop {}
-                group.cancelAll()
             }
-            served = .success(())
-        } catch {
-            served = .failure(error)
+            // The name is taken once the system sources have said what they have. The lifecycle and
+            // the link are not waited for (a compositor or a broker may answer late, or never): each
+            // is in `Sources` once it has settled.
+            let loop = link.loop
+            let statuses = await systemSources.firstStatuses(timeout: configuration.startupTimeout) { await loop.sleep(for: $0) }
+            for (source, status) in zip(systemSources, statuses) { await link.setSource(source.name, status) }
+            for source in sources {
+                group.addTask {
+                    for await status in source.statusUpdates() where status.isSettled {
+                        await link.setSource(source.name, status)
+                    }
+                    return false
+                }
+            }
+            switch try await link.requestName(BusInterface.busName) {
+            case .primaryOwner, .alreadyOwner: break
+            case .exists, .inQueue: throw Failure.nameTaken
+            }
+            configuration.logger.info("serving \(BusInterface.busName)")
+            // Until graceful shutdown, cancellation, or the bus going away.
+            group.addTask {
+                try? await gracefulShutdown()
+                return true
+            }
+            group.addTask {
+                try await link.waitUntilDisconnected()
+                return true
+            }
+            while let stop = try await group.next(), !stop {}
+            group.cancelAll()
         }
-        await mqtt?.stop()
-        try served.get()
     }
 }

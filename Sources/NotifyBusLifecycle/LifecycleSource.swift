@@ -2,7 +2,7 @@ import DBus
 import EpollLoop
 import Logging
 import NotifyBus
-import NotifyBusSources
+import SourceFramework
 import SystemSupport
 
 /// Background apps frozen and woken (specification: Freezing background apps), as a source of
@@ -72,29 +72,32 @@ public final class LifecycleSource: NotifyBusSource {
 
     /// Starts on the loop, then runs until cancelled or graceful shutdown; then thaws every
     /// cgroup it froze and lets go of everything before it returns.
-    /// - Throws: `SourceError.eventLoop` when the loop no longer runs.
+    /// - Throws: `SourceError.alreadyRunning` if it runs already; `SourceError.eventLoop` when the
+    ///   loop no longer runs.
     public func run() async throws {
         let (key, reporter, bus, configuration, logger) = (self.key, self.reporter, self.bus, self.configuration, self.logger)
         let (connection, beforeFrozen, afterMove, loop) = (self.connection, self.beforeFrozen, self.afterMove, self.loop)
+        let ran: Bool
         do {
-            try await loop.submit { context in
-                guard context[local: key] == nil else { return }
+            ran = try await key.runUntilCancelled(on: loop) { context in
                 let driver = LifecycleDriver(
                     configuration: configuration, bus: bus, context: context, logger: logger,
                     report: { status in if reporter.report(status) { logger.debug("lifecycle: \(status)") } },
                     beforeFrozen: { beforeFrozen(context) }, afterMove: { afterMove(context) },
                     postLocked: { locked in try? loop.execute { context in context[local: key]?.handle(.locked(locked)) } },
                     connection: connection(context))
-                context[local: key] = driver
                 driver.start()
+                return driver
+            } stop: { driver, _, done in
+                driver.stop()
+                done()
             }
         } catch {
             reporter.report(.failed(reason: "event loop: \(error)"))
             reporter.finish()
             throw SourceError.eventLoop(source: name, reason: "\(error)")
         }
-        await waitUntilCancelledOrShutDown()
-        await key.release(on: loop) { $0.stop() }
+        guard ran else { throw SourceError.alreadyRunning(source: name) }
         reporter.finish()
     }
 

@@ -2,13 +2,13 @@ import EpollLoop
 import Logging
 import Mosquitto
 import NotifyBus
-import NotifyBusSources
+import SourceFramework
 import SystemSupport
 
 /// The MQTT link on the loop: carries out `MQTTLinkState`'s actions with a `MosquittoClient`
 /// (a new one per connection attempt), the bus subscription and loop timers.
 ///
-/// Lives on the loop thread only (in the loop's storage, under `MQTTLinkService`'s key).
+/// Lives on the loop thread only (in the loop's storage, under `MQTTLinkSource`'s key).
 final class MQTTLink: BrokerHostResolving, BrokerClientOwner {
     let configuration: MQTTLinkConfiguration
     let bus: NotificationBus

@@ -1,6 +1,6 @@
 import Mosquitto
 import NotifyBus
-import NotifyBusSources
+import SourceFramework
 import DequeModule
 import OrderedCollections
 
