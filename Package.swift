@@ -110,7 +110,6 @@ let package = Package(
             name: "NotifyBusMQTT",
             dependencies: [
                 "NotifyBus", "SourceFramework", "SystemSupport", "Mosquitto", "EpollLoop",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
@@ -138,11 +137,11 @@ let package = Package(
         .target(name: "NotifyBusClient", dependencies: ["NotifyBus", "NotifyBusProtocol", "DBus", "EpollLoop", "SystemSupport"]),
 
         // Tools. The examples build with the package so that they cannot rot.
-        // The sources' and the buses' option groups of both programs; no product, so an app that
-        // uses the library modules does not link swift-argument-parser through them.
+        // The sources', the buses' and the MQTT broker's option groups of both programs; no product,
+        // so an app that uses the library modules does not link swift-argument-parser through them.
         .target(
             name: "NotifyBusCommandLine",
-            dependencies: ["DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+            dependencies: ["DBus", "NotifyBusMQTT", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(
             name: "notifywatch",
             dependencies: [
