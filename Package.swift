@@ -264,10 +264,13 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-// Every Swift target: explicit existentials, and imports that say what a file uses.
+// Every Swift target: explicit existentials, imports that say what a file uses, and imports
+// internal unless marked: a module whose public (or package) API names a lower module's types
+// says so with `public import` (`package import`).
 for target in package.targets where target.type != .system {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
     target.swiftSettings = settings
 }

@@ -1,5 +1,5 @@
 import CMosquitto
-import EpollLoop
+public import EpollLoop
 
 #if canImport(Glibc)
 import Glibc

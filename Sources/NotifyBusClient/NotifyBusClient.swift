@@ -1,8 +1,8 @@
-import DBus
-import NotifyBus
+public import DBus
+public import NotifyBus
 import NotifyBusProtocol
 import Synchronization
-import SystemSupport
+public import SystemSupport
 
 /// An app's way to the bus that `notifybusd` runs (specification: D-Bus interface): subscriptions that yield the
 /// same `SubscriptionEvent`s as an in-process `NotificationBus`, held for the app by the daemon

@@ -1,5 +1,5 @@
-import ArgumentParser
-import NotifyBusMQTT
+package import ArgumentParser
+package import NotifyBusMQTT
 
 /// What a tool's help says of `--mqtt`, `--mqtt-config` and `--mqtt-prefix`: what the broker
 /// is for there (notifybusd publishes its bus to it, notifywatch watches a fleet through it).

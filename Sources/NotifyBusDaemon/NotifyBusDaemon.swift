@@ -1,12 +1,12 @@
-import DBus
+public import DBus
 import EpollLoop
-import Logging
-import NotifyBus
-import NotifyBusLifecycle
-import NotifyBusMQTT
-import NotifyBusProtocol
-import NotifyBusSources
-import ServiceLifecycle
+public import Logging
+public import NotifyBus
+public import NotifyBusLifecycle
+public import NotifyBusMQTT
+public import NotifyBusProtocol
+public import NotifyBusSources
+public import ServiceLifecycle
 import SourceFramework
 import Synchronization
 

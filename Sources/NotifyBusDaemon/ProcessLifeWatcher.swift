@@ -1,6 +1,6 @@
-import EpollLoop
-import Logging
-import SystemSupport
+public import EpollLoop
+public import Logging
+public import SystemSupport
 
 /// Follows whether processes can run: frozen by the cgroup v2 freezer, or stopped by a signal.
 /// It lives on an event loop's thread and tells, through each follower's handler, when a

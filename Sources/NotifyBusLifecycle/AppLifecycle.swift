@@ -1,4 +1,4 @@
-import NotifyBus
+public import NotifyBus
 
 /// What the lifecycle policy says of one app: the value of its `app/<app-id>/lifecycle` key
 /// (specification: Freezing background apps).

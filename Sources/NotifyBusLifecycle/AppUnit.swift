@@ -1,4 +1,4 @@
-import SystemSupport
+public import SystemSupport
 
 /// systemd's units for applications (`app-*.scope`, `app-*.service`), which the lifecycle
 /// freezes: an app's cgroups (specification: Freezing background apps).

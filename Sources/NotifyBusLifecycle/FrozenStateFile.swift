@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import SystemSupport
+public import SystemSupport
 
 /// The list of cgroups the lifecycle froze, kept so that nothing stays frozen after notifybusd
 /// is gone (specification: Freezing background apps): `$XDG_RUNTIME_DIR/notifybus/frozen`, one

@@ -1,5 +1,5 @@
-import EpollLoop
-import Wayland
+public import EpollLoop
+public import Wayland
 
 /// The KDE window backend: the windows KWin (Plasma, Plasma Mobile) reports through
 /// `org_kde_plasma_window_management`, as `ToplevelUpdate`s for the lifecycle policy.

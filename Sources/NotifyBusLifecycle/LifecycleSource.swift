@@ -1,8 +1,8 @@
-import DBus
-import EpollLoop
-import Logging
-import NotifyBus
-import SourceFramework
+public import DBus
+public import EpollLoop
+public import Logging
+public import NotifyBus
+public import SourceFramework
 import SystemSupport
 
 /// Background apps frozen and woken (specification: Freezing background apps), as a source of

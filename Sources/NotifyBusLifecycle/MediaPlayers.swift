@@ -1,5 +1,5 @@
-import DBus
-import Logging
+public import DBus
+public import Logging
 
 /// The processes whose MPRIS media players are playing, on a session bus: a playing app is not
 /// frozen, even in the background.

@@ -1,5 +1,5 @@
-import DBus
-import Logging
+public import DBus
+public import Logging
 
 /// The processes that must never be frozen, on a session bus: the owners of the desktop's
 /// shared services (the portal, the notification daemon, the secret service, the accessibility

@@ -1,4 +1,4 @@
-import EpollLoop
+public import EpollLoop
 import SystemSupport
 
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import EpollLoop
+public import EpollLoop
 
 #if canImport(Glibc)
 import Glibc

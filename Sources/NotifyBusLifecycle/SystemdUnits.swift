@@ -1,5 +1,5 @@
-import DBus
-import Logging
+public import DBus
+public import Logging
 
 /// The systemd user manager on a session bus (`org.freedesktop.systemd1` at
 /// `/org/freedesktop/systemd1`, interface `org.freedesktop.systemd1.Manager`): whether it

@@ -1,5 +1,5 @@
-import EpollLoop
-import Wayland
+public import EpollLoop
+public import Wayland
 
 /// The wlr window backend: the toplevel windows a wlroots compositor (sway, labwc, river, …)
 /// reports through `zwlr_foreign_toplevel_manager_v1`, as `ToplevelUpdate`s for the lifecycle

@@ -1,5 +1,5 @@
-import Mosquitto
-import NotifyBus
+public import Mosquitto
+public import NotifyBus
 
 /// Which hosts and keys `notifywatch --mqtt` watches: `HOST/PATTERN`, HOST a host id or `*`
 /// (specification: Publishing a fleet to MQTT).

@@ -1,4 +1,4 @@
-import Mosquitto
+public import Mosquitto
 import SystemSupport
 
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import EpollLoop
+public import EpollLoop
 import Mosquitto
 import SystemSupport
 

@@ -1,5 +1,5 @@
-import Mosquitto
-import NotifyBus
+public import Mosquitto
+public import NotifyBus
 import SystemSupport
 
 /// What `notifybusd --mqtt` publishes and where (specification: Publishing a fleet to MQTT).

@@ -1,8 +1,8 @@
-import EpollLoop
-import Logging
-import NotifyBus
+public import EpollLoop
+public import Logging
+public import NotifyBus
 import OrderedCollections
-import SourceFramework
+public import SourceFramework
 import SystemSupport
 
 /// The bus published to an MQTT broker (specification: Publishing a fleet to MQTT), as a source of

@@ -1,8 +1,8 @@
-import Mosquitto
-import NotifyBus
-import SourceFramework
-import DequeModule
-import OrderedCollections
+public import Mosquitto
+public import NotifyBus
+public import SourceFramework
+public import DequeModule
+public import OrderedCollections
 
 /// The MQTT link's logic as a plain state machine: events in, actions out, no I/O (the driver,
 /// `MQTTLink`, carries the actions out on the loop).

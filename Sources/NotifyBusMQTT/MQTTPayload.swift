@@ -1,4 +1,4 @@
-import NotifyBus
+public import NotifyBus
 
 /// A key's retained message (specification: Publishing a fleet to MQTT): `{"value": V, "time": "RFC 3339", "coalesced": N}`,
 /// UTF-8 JSON, the value as the bus holds it (numbers in their JSON form).

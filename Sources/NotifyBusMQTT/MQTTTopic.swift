@@ -1,4 +1,4 @@
-import NotifyBus
+public import NotifyBus
 
 /// The topic layout of specification: Publishing a fleet to MQTT: one topic per key, `<prefix>/<host-id>/<key>`, the key's
 /// MQTT wildcards and `%` escaped, and `<prefix>/<host-id>/$online` for the host's availability.

@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 
 /// The names and limits of `notifybusd`'s D-Bus interface, Version 2, shared by the daemon and
 /// its clients.

@@ -1,6 +1,6 @@
-import DBus
-import NotifyBus
-import SystemSupport
+public import DBus
+public import NotifyBus
+public import SystemSupport
 
 /// The elements of an `Events` signal (`aa{sv}`): each one line of the `notifywatch` output as a
 /// dictionary, values as JSON text, numbered by `seq`. The daemon encodes a subscription's events

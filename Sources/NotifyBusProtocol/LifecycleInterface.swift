@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 
 /// The names of `notifybusd`'s background tasks (`org.notifybus.Lifecycle1` on the bus object,
 /// present with `--freeze-background`; specification: Freezing background apps), shared by the

@@ -1,5 +1,5 @@
-import DBus
-import NotifyBus
+public import DBus
+public import NotifyBus
 
 /// What a `Subscribe` call asks for: its patterns and options, checked once.
 public struct SubscribeRequest: Sendable, Hashable {

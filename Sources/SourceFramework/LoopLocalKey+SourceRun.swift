@@ -1,4 +1,4 @@
-import EpollLoop
+package import EpollLoop
 import SystemSupport
 
 extension LoopLocalKey {

@@ -1,4 +1,4 @@
-import EpollLoop
+package import EpollLoop
 import Synchronization
 
 /// The thread that sources keep their system objects on (libudev handles, D-Bus connections),

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Logging
+public import Logging
 
 /// A swift-log handler for command-line tools that run sources: each message on standard error
 /// as `<program>: <source>: <message>` for a source's (metadata `source`), else

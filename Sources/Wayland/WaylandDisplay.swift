@@ -1,6 +1,6 @@
 import CForeignToplevel
 import CWaylandClient
-import EpollLoop
+public import EpollLoop
 
 #if canImport(Glibc)
 import Glibc

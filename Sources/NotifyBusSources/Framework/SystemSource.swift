@@ -1,6 +1,6 @@
 import EpollLoop
-import Logging
-import NotifyBus
+public import Logging
+public import NotifyBus
 import Synchronization
 import SystemSupport
 

@@ -1,6 +1,6 @@
-import DBus
-import Logging
-import NotifyBus
+public import DBus
+public import Logging
+public import NotifyBus
 import SourceFramework
 
 /// Every built-in source in one call, sharing one loop.
