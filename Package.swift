@@ -29,22 +29,25 @@ import PackageDescription
 let package = Package(
     name: "NotifyBus",
     platforms: [.macOS(.v15)],
+    // The library products are the modules an app imports, and what their API names: the bus,
+    // event logs, the sources, the daemon's client, and DBus (its addresses, names, values and
+    // errors). Every other module's declarations are `package`: the programs' own.
     products: [
         .library(name: "NotifyBus", targets: ["NotifyBus"]),
         .library(name: "NotifyBusLog", targets: ["NotifyBusLog"]),
         .library(name: "NotifyBusSources", targets: ["NotifyBusSources"]),
-        .library(name: "NotifyBusDaemon", targets: ["NotifyBusDaemon"]),
-        .library(name: "Udev", targets: ["Udev"]),
-        .library(name: "DBus", targets: ["DBus"]),
-        .library(name: "EpollLoop", targets: ["EpollLoop"]),
-        .library(name: "SystemSupport", targets: ["SystemSupport"]),
         .library(name: "NotifyBusClient", targets: ["NotifyBusClient"]),
-        .library(name: "NotifyBusMQTT", targets: ["NotifyBusMQTT"]),
-        .library(name: "Mosquitto", targets: ["Mosquitto"]),
-        .library(name: "NotifyBusLifecycle", targets: ["NotifyBusLifecycle"]),
-        .library(name: "Wayland", targets: ["Wayland"]),
+        .library(name: "DBus", targets: ["DBus"]),
         .executable(name: "notifywatch", targets: ["notifywatch"]),
         .executable(name: "notifybusd", targets: ["notifybusd"]),
+        // Not for apps (an underscore, as swift-nio's `_NIOConcurrency`): what the benchmark
+        // packages of Benchmarks/ reach of the programs' modules, with no promise of a stable API.
+        // Only what those packages use is `public` there.
+        .library(name: "_EpollLoop", targets: ["EpollLoop"]),
+        .library(name: "_Udev", targets: ["Udev"]),
+        .library(name: "_Mosquitto", targets: ["Mosquitto"]),
+        .library(name: "_SystemSupport", targets: ["SystemSupport"]),
+        .library(name: "_NotifyBusMQTT", targets: ["NotifyBusMQTT"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

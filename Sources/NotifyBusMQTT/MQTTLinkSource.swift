@@ -24,19 +24,19 @@ import SystemSupport
 /// connection and sources).
 public final class MQTTLinkSource: NotifyBusSource {
     /// The name of its source in `Sources`.
-    public static let sourceName = "mqtt"
+    package static let sourceName = "mqtt"
     /// `mqtt`.
     public let name = MQTTLinkSource.sourceName
     /// None: the link reads the bus and publishes nothing into it.
     public let keyPatterns: [KeyPattern] = []
     /// What it publishes and where.
-    public let configuration: MQTTLinkConfiguration
+    package let configuration: MQTTLinkConfiguration
     /// The bus it publishes.
-    public let bus: NotificationBus
+    package let bus: NotificationBus
     /// The loop it runs on.
-    public let loop: EventLoopThread
+    package let loop: EventLoopThread
     /// Where it logs.
-    public let logger: Logger
+    package let logger: Logger
     private let reporter = SourceStatusReporter()
     private let key = LoopLocalKey<MQTTLink>()
 

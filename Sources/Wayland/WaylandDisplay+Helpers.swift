@@ -10,7 +10,7 @@ import Musl
 /// Globals, errors, names, peers and times, for the connection.
 extension WaylandDisplay {
     /// The first global offering `interface`, if the compositor announced one.
-    public func global(named interface: String) -> WaylandGlobal? {
+    package func global(named interface: String) -> WaylandGlobal? {
         globals.values.filter { $0.interface == interface }.min { $0.name < $1.name }
     }
 
