@@ -28,15 +28,12 @@ package final class LifecycleSource: NotifyBusSource {
     package let configuration: LifecycleConfiguration
     /// The bus it publishes into and reads `session/locked` from.
     package let bus: NotificationBus
-    /// The loop it runs on.
-    package let loop: EventLoopThread
     /// Where it logs.
     package let logger: Logger
     private let connection: @Sendable (LoopContext) -> DBusConnection?
     private let beforeFrozen: @Sendable (LoopContext) -> Void
     private let afterMove: @Sendable (LoopContext) -> Void
-    private let reporter = SourceStatusReporter()
-    private let key = LoopLocalKey<LifecycleDriver>()
+    private let host: LoopDriverHost<LifecycleDriver>
 
     /// A lifecycle on `loop`; nothing happens before `run()`. `connection` gives, on the loop
     /// thread, the session bus connection (the daemon's own): the systemd user manager, the
@@ -55,17 +52,17 @@ package final class LifecycleSource: NotifyBusSource {
         self.afterMove = afterMove
         self.configuration = configuration
         self.bus = bus
-        self.loop = loop
         self.logger = logger
+        host = LoopDriverHost(name: Self.sourceName, loop: loop)
         self.connection = connection
         self.beforeFrozen = beforeFrozen
     }
 
     /// The status it last reported.
-    package var status: SourceStatus { reporter.current }
+    package var status: SourceStatus { host.reporter.current }
 
     /// The current status, then every change, until `run()` returns.
-    package func statusUpdates() -> AsyncStream<SourceStatus> { reporter.updates() }
+    package func statusUpdates() -> AsyncStream<SourceStatus> { host.reporter.updates() }
 
     /// Nothing to read again: the compositor and the kernel report every change as it happens.
     package func reread() async {}
@@ -75,37 +72,28 @@ package final class LifecycleSource: NotifyBusSource {
     /// - Throws: `SourceError.alreadyRunning` if it runs already; `SourceError.eventLoop` when the
     ///   loop no longer runs.
     package func run() async throws {
-        let (key, reporter, bus, configuration, logger) = (self.key, self.reporter, self.bus, self.configuration, self.logger)
-        let (connection, beforeFrozen, afterMove, loop) = (self.connection, self.beforeFrozen, self.afterMove, self.loop)
-        let ran: Bool
-        do {
-            ran = try await key.runUntilCancelled(on: loop) { context in
-                let driver = LifecycleDriver(
-                    configuration: configuration, bus: bus, context: context, logger: logger,
-                    report: { status in if reporter.report(status) { logger.debug("lifecycle: \(status)") } },
-                    beforeFrozen: { beforeFrozen(context) }, afterMove: { afterMove(context) },
-                    postLocked: { locked in try? loop.execute { context in context[local: key]?.handle(.locked(locked)) } },
-                    connection: connection(context))
-                driver.start()
-                return driver
-            } stop: { driver, _, done in
-                driver.stop()
-                done()
-            }
-        } catch {
-            reporter.report(.failed(reason: "event loop: \(error)"))
-            reporter.finish()
-            throw SourceError.eventLoop(source: name, reason: "\(error)")
+        let (host, bus, configuration, logger) = (self.host, self.bus, self.configuration, self.logger)
+        let (connection, beforeFrozen, afterMove) = (self.connection, self.beforeFrozen, self.afterMove)
+        try await host.run { context in
+            let driver = LifecycleDriver(
+                configuration: configuration, bus: bus, context: context, logger: logger,
+                report: { status in if host.reporter.report(status) { logger.debug("lifecycle: \(status)") } },
+                beforeFrozen: { beforeFrozen(context) }, afterMove: { afterMove(context) },
+                postLocked: { locked in try? host.loop.execute { context in context[local: host.key]?.handle(.locked(locked)) } },
+                connection: connection(context))
+            driver.start()
+            return driver
+        } stop: { driver, done in
+            driver.stop()
+            done()
         }
-        guard ran else { throw SourceError.alreadyRunning(source: name) }
-        reporter.finish()
     }
 
     /// The interface `org.notifybus.Lifecycle1` (background tasks), for the daemon's object at
     /// `/org/notifybus/Bus1`; made on the loop thread, whose `context` it is. Its calls reach the
     /// running lifecycle, and fail while it does not run.
     package func busInterface(in context: LoopContext) -> DBusInterface {
-        LifecycleDriver.busInterface { [key, unowned context] in context[local: key] }
+        LifecycleDriver.busInterface { [key = host.key, unowned context] in context[local: key] }
     }
 
     /// Thaws every cgroup listed in the state file at `path` (default
@@ -120,7 +108,6 @@ package final class LifecycleSource: NotifyBusSource {
     /// What it last published for each app id (for tests and diagnostics); `nil` when it does
     /// not run.
     package func apps() async -> [String: AppLifecycle]? {
-        let key = self.key
-        return try? await loop.submit { context in context[local: key]?.policy.published } ?? nil
+        await host.read { $0.policy.published }
     }
 }
