@@ -60,7 +60,7 @@ public final class MQTTLinkSource: NotifyBusSource {
         try await host.run { context in
             let link = MQTTLink(
                 configuration: configuration, bus: bus, context: context, logger: logger,
-                onStatus: { status in host.reporter.report(status) },
+                report: { status in host.reporter.report(status) },
                 onReady: { try? host.loop.execute { context in context[local: host.key]?.deliver() } },
                 lookUp: host.key.hostLookup(on: host.loop))
             link.start()
