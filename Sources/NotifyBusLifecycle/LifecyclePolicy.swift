@@ -1,5 +1,5 @@
 /// The app-lifecycle policy as a plain state machine (specification: Freezing background apps):
-/// events in, actions out, no I/O. `LifecycleService` carries the actions out on the loop.
+/// events in, actions out, no I/O. `LifecycleDriver` carries the actions out on the loop.
 ///
 /// The unit frozen is a cgroup. A cgroup is frozen when every window mapped to it has been not
 /// activated for `delay` without a break, counted from the later of its last activation and the
