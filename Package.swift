@@ -12,7 +12,8 @@ import PackageDescription
 //                   LoopExecutor        Swift concurrency's global executor on EpollLoop's loop threads
 //   system helpers  SystemSupport       the C library calls the layers above share: small files,
 //                                       inotify, cgroups, wall time and RFC 3339, signals, logging to stderr
-//   sources         NotifyBusSources    udev and D-Bus sources, each a `Service`
+//   sources         SourceFramework     the shape every source shares (`NotifyBusSource`, its status, its loop)
+//                   NotifyBusSources    udev and D-Bus sources, each a `Service`
 //   fleet           NotifyBusMQTT       the bus on MQTT (specification: Publishing a fleet to MQTT)
 //   app lifecycle   NotifyBusLifecycle  background apps frozen and woken (specification: Freezing background apps)
 //   daemon          NotifyBusProtocol   notifybusd's D-Bus interface (specification: D-Bus interface), both sides
@@ -28,22 +29,25 @@ import PackageDescription
 let package = Package(
     name: "NotifyBus",
     platforms: [.macOS(.v15)],
+    // The library products are the modules an app imports, and what their API names: the bus,
+    // event logs, the sources, the daemon's client, and DBus (its addresses, names, values and
+    // errors). Every other module's declarations are `package`: the programs' own.
     products: [
         .library(name: "NotifyBus", targets: ["NotifyBus"]),
         .library(name: "NotifyBusLog", targets: ["NotifyBusLog"]),
         .library(name: "NotifyBusSources", targets: ["NotifyBusSources"]),
-        .library(name: "NotifyBusDaemon", targets: ["NotifyBusDaemon"]),
-        .library(name: "Udev", targets: ["Udev"]),
-        .library(name: "DBus", targets: ["DBus"]),
-        .library(name: "EpollLoop", targets: ["EpollLoop"]),
-        .library(name: "SystemSupport", targets: ["SystemSupport"]),
         .library(name: "NotifyBusClient", targets: ["NotifyBusClient"]),
-        .library(name: "NotifyBusMQTT", targets: ["NotifyBusMQTT"]),
-        .library(name: "Mosquitto", targets: ["Mosquitto"]),
-        .library(name: "NotifyBusLifecycle", targets: ["NotifyBusLifecycle"]),
-        .library(name: "Wayland", targets: ["Wayland"]),
+        .library(name: "DBus", targets: ["DBus"]),
         .executable(name: "notifywatch", targets: ["notifywatch"]),
         .executable(name: "notifybusd", targets: ["notifybusd"]),
+        // Not for apps (an underscore, as swift-nio's `_NIOConcurrency`): what the benchmark
+        // packages of Benchmarks/ reach of the programs' modules, with no promise of a stable API.
+        // Only what those packages use is `public` there.
+        .library(name: "_EpollLoop", targets: ["EpollLoop"]),
+        .library(name: "_Udev", targets: ["Udev"]),
+        .library(name: "_Mosquitto", targets: ["Mosquitto"]),
+        .library(name: "_SystemSupport", targets: ["SystemSupport"]),
+        .library(name: "_NotifyBusMQTT", targets: ["NotifyBusMQTT"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -87,11 +91,18 @@ let package = Package(
         // System helpers: the C library calls the sources, the daemon and the tools share.
         .target(name: "SystemSupport", dependencies: ["EpollLoop", .product(name: "Logging", package: "swift-log")]),
 
-        // Sources.
+        // Sources. The shape every source shares (the built-in ones, the MQTT link, the lifecycle):
+        // `NotifyBusSource`, its status, its loop, its run until cancelled.
+        .target(
+            name: "SourceFramework",
+            dependencies: [
+                "NotifyBus", "EpollLoop", "SystemSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
         .target(
             name: "NotifyBusSources",
             dependencies: [
-                "NotifyBus", "Udev", "DBus", "EpollLoop", "SystemSupport",
+                "NotifyBus", "SourceFramework", "Udev", "DBus", "EpollLoop", "SystemSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -101,8 +112,7 @@ let package = Package(
         .target(
             name: "NotifyBusMQTT",
             dependencies: [
-                "NotifyBus", "NotifyBusSources", "SystemSupport", "Mosquitto", "EpollLoop",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "NotifyBus", "SourceFramework", "SystemSupport", "Mosquitto", "EpollLoop",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
@@ -113,7 +123,7 @@ let package = Package(
         .target(
             name: "NotifyBusLifecycle",
             dependencies: [
-                "NotifyBus", "NotifyBusSources", "NotifyBusProtocol", "DBus", "EpollLoop", "SystemSupport", "Wayland",
+                "NotifyBus", "SourceFramework", "NotifyBusProtocol", "DBus", "EpollLoop", "SystemSupport", "Wayland",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
@@ -122,7 +132,7 @@ let package = Package(
         .target(
             name: "NotifyBusDaemon",
             dependencies: [
-                "NotifyBus", "NotifyBusProtocol", "NotifyBusSources", "NotifyBusMQTT", "NotifyBusLifecycle", "DBus",
+                "NotifyBus", "NotifyBusProtocol", "SourceFramework", "NotifyBusSources", "NotifyBusMQTT", "NotifyBusLifecycle", "DBus",
                 "EpollLoop", "SystemSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -130,11 +140,11 @@ let package = Package(
         .target(name: "NotifyBusClient", dependencies: ["NotifyBus", "NotifyBusProtocol", "DBus", "EpollLoop", "SystemSupport"]),
 
         // Tools. The examples build with the package so that they cannot rot.
-        // The sources' and the buses' option groups of both programs; no product, so an app that
-        // uses the library modules does not link swift-argument-parser through them.
+        // The sources', the buses' and the MQTT broker's option groups of both programs; no product,
+        // so an app that uses the library modules does not link swift-argument-parser through them.
         .target(
             name: "NotifyBusCommandLine",
-            dependencies: ["DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+            dependencies: ["DBus", "NotifyBusMQTT", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(
             name: "notifywatch",
             dependencies: [
@@ -258,10 +268,13 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-// Every Swift target: explicit existentials, and imports that say what a file uses.
+// Every Swift target: explicit existentials, imports that say what a file uses, and imports
+// internal unless marked: a module whose public (or package) API names a lower module's types
+// says so with `public import` (`package import`).
 for target in package.targets where target.type != .system {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
     target.swiftSettings = settings
 }

@@ -14,7 +14,7 @@ let package = Package(
             dependencies: [
                 "CDBusBare",
                 .product(name: "DBus", package: "NotifyBus"),
-                .product(name: "EpollLoop", package: "NotifyBus"),
+                .product(name: "_EpollLoop", package: "NotifyBus"),
                 .product(name: "NotifyBus", package: "NotifyBus"),
                 .product(name: "ChildProcess", package: "ChildProcess"),
             ]

@@ -20,8 +20,8 @@ let package = Package(
                 "CUmockdev",
                 .product(name: "NotifyBus", package: "NotifyBus"),
                 .product(name: "NotifyBusSources", package: "NotifyBus"),
-                .product(name: "Udev", package: "NotifyBus"),
-                .product(name: "EpollLoop", package: "NotifyBus"),
+                .product(name: "_Udev", package: "NotifyBus"),
+                .product(name: "_EpollLoop", package: "NotifyBus"),
             ]
         ),
     ],

@@ -17,14 +17,18 @@ public enum DBusAddress: Sendable, Hashable, CustomStringConvertible {
     /// A D-Bus server address, e.g. `unix:path=/tmp/bus/socket`.
     case address(String)
 
+    /// The value of the process's environment variable `name` (`getenv`).
+    @usableFromInline
+    static func processEnvironment(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
     /// The system bus's address when `DBUS_SYSTEM_BUS_ADDRESS` is unset.
     public static let defaultSystemBusAddress = "unix:path=/var/run/dbus/system_bus_socket"
 
     /// The address to connect to, given the environment `lookup` (by default the process's).
     /// - Throws: `DBusError` (`BadAddress`) when the session bus address is unset.
-    public func resolve(
-        environment lookup: (String) -> String? = { getenv($0).map { String(cString: $0) } }
-    ) throws(DBusError) -> String {
+    public func resolve(environment lookup: (String) -> String? = Self.processEnvironment) throws(DBusError) -> String {
         switch self {
         case .system:
             if let value = lookup("DBUS_SYSTEM_BUS_ADDRESS"), !value.isEmpty { return value }

@@ -1,4 +1,4 @@
-import EpollLoop
+public import EpollLoop
 
 /// An async/await handle on a `DBusConnection`, usable from any thread or task.
 ///

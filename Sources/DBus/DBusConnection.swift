@@ -1,4 +1,4 @@
-import EpollLoop
+public import EpollLoop
 
 /// A connection to a message bus that lives on an `EventLoopThread` and survives the bus going away.
 ///

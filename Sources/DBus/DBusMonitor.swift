@@ -1,4 +1,4 @@
-import EpollLoop
+public import EpollLoop
 
 /// A monitor connection (`org.freedesktop.DBus.Monitoring.BecomeMonitor`): a connection of its
 /// own that the bus gives a copy of every message one of its rules matches, and that never sends

@@ -9,30 +9,30 @@ import Musl
 /// The kind of file system a path is on, as the kernel names it (`statfs`'s `f_type`), for code
 /// that must know a kernel file (procfs, a cgroup file system) from an ordinary one before
 /// writing to it.
-public struct FileSystemType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+package struct FileSystemType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The kernel's magic number for it (`PROC_SUPER_MAGIC`, …).
-    public let rawValue: Int
+    package let rawValue: Int
 
     /// The type with this magic number.
-    public init(rawValue: Int) { self.rawValue = rawValue }
+    package init(rawValue: Int) { self.rawValue = rawValue }
 
     /// procfs (`/proc`). `PROC_SUPER_MAGIC`.
-    public static let proc = FileSystemType(rawValue: 0x9fa0)
+    package static let proc = FileSystemType(rawValue: 0x9fa0)
     /// The cgroup v2 file system. `CGROUP2_SUPER_MAGIC`.
-    public static let cgroup2 = FileSystemType(rawValue: 0x6367_7270)
+    package static let cgroup2 = FileSystemType(rawValue: 0x6367_7270)
     /// A cgroup v1 hierarchy. `CGROUP_SUPER_MAGIC`.
-    public static let cgroup = FileSystemType(rawValue: 0x0027_e0eb)
+    package static let cgroup = FileSystemType(rawValue: 0x0027_e0eb)
 
     /// The type of the file system holding `path`. Wraps `statfs`.
     /// - Throws: `EventLoopError.systemCall` with `statfs`'s `errno` (`ENOENT`, `EACCES`, …).
-    public init(ofFileAt path: String) throws(EventLoopError) {
+    package init(ofFileAt path: String) throws(EventLoopError) {
         var type = 0
         guard notifybus_file_system_type(path, &type) == 0 else { throw .lastError("statfs") }
         rawValue = type
     }
 
     /// The name of a known type (`proc`, `cgroup2`, `cgroup`), else the magic number in hex.
-    public var description: String {
+    package var description: String {
         switch self {
         case .proc: "proc"
         case .cgroup2: "cgroup2"

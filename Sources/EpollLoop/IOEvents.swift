@@ -14,14 +14,14 @@ public struct IOEvents: OptionSet, Sendable, Hashable, CustomStringConvertible {
     /// Data can be read (or a peer closed its end, or a listening socket has a connection). `EPOLLIN`.
     public static let readable = IOEvents(rawValue: 1 << 0)
     /// Data can be written without blocking. `EPOLLOUT`.
-    public static let writable = IOEvents(rawValue: 1 << 1)
+    package static let writable = IOEvents(rawValue: 1 << 1)
     /// An exceptional condition: out-of-band data, or an event of a kernel file that signals this
     /// way (a PSI trigger of `/proc/pressure/*` or a cgroup's `*.pressure` fired). `EPOLLPRI`.
-    public static let priority = IOEvents(rawValue: 1 << 4)
+    package static let priority = IOEvents(rawValue: 1 << 4)
     /// An error is pending on the descriptor. `EPOLLERR`; reported without being asked for.
-    public static let error = IOEvents(rawValue: 1 << 2)
+    package static let error = IOEvents(rawValue: 1 << 2)
     /// The peer hung up. `EPOLLHUP`; reported without being asked for.
-    public static let hangup = IOEvents(rawValue: 1 << 3)
+    package static let hangup = IOEvents(rawValue: 1 << 3)
 
     /// The members' names, e.g. `[readable, hangup]`.
     public var description: String {

@@ -5,5 +5,5 @@ public struct IORegistration: Sendable, Hashable {
     /// Identifies the registration within its loop.
     let id: UInt64
     /// The registered descriptor.
-    public let fileDescriptor: Int32
+    package let fileDescriptor: Int32
 }

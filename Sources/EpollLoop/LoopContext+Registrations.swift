@@ -56,7 +56,7 @@ extension LoopContext {
     }
 
     /// Changes what `registration` waits for. Wraps `epoll_ctl`.
-    public func setInterest(_ interest: IOEvents, for registration: IORegistration) throws(EventLoopError) {
+    package func setInterest(_ interest: IOEvents, for registration: IORegistration) throws(EventLoopError) {
         guard var entry = registrations[registration.id] else { throw .unknownHandle }
         entry.interest = interest.intersection(IOEvents.interests)
         registrations[registration.id] = entry
@@ -65,7 +65,7 @@ extension LoopContext {
 
     /// Starts (`true`) or stops (`false`) watching for `registration` without forgetting it;
     /// libdbus's `dbus_watch_get_enabled` maps onto this. Wraps `epoll_ctl`.
-    public func setEnabled(_ enabled: Bool, for registration: IORegistration) throws(EventLoopError) {
+    package func setEnabled(_ enabled: Bool, for registration: IORegistration) throws(EventLoopError) {
         guard var entry = registrations[registration.id] else { throw .unknownHandle }
         guard entry.enabled != enabled else { return }
         entry.enabled = enabled

@@ -17,9 +17,9 @@ import Musl
 /// Register `fileDescriptor` for `.readable` with the loop and call `read()` when it is ready.
 /// The descriptor is non-blocking and closed by `close()` (or `deinit`); deregister it first.
 /// Use it on one thread.
-public final class WallClockTimer {
+package final class WallClockTimer {
     /// What `read()` found.
-    public enum Expiration: Sendable, Hashable {
+    package enum Expiration: Sendable, Hashable {
         /// The wall clock reached the deadline.
         case fired
         /// The wall clock was set (the kernel cancelled the timer, `ECANCELED`).
@@ -29,11 +29,11 @@ public final class WallClockTimer {
     }
 
     /// The timerfd, `-1` once closed.
-    public private(set) var fileDescriptor: Int32
+    package private(set) var fileDescriptor: Int32
 
     /// Creates a disarmed timer. Wraps `timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC)`.
     /// - Throws: `EventLoopError.systemCall` when the kernel refuses.
-    public init() throws(EventLoopError) {
+    package init() throws(EventLoopError) {
         let fd = timerfd_create(CLOCK_REALTIME, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
         guard fd >= 0 else { throw .lastError("timerfd_create") }
         fileDescriptor = fd
@@ -46,7 +46,7 @@ public final class WallClockTimer {
     /// Wraps `timerfd_settime` with `TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET`.
     /// - Throws: `EventLoopError.systemCall` (e.g. `ECANCELED` when the clock was set since the
     ///   last read: read, then arm again).
-    public func arm(at seconds: Int64, nanoseconds: Int = 0) throws(EventLoopError) {
+    package func arm(at seconds: Int64, nanoseconds: Int = 0) throws(EventLoopError) {
         guard fileDescriptor >= 0 else { throw .systemCall(operation: "timerfd_settime", errno: EBADF) }
         var spec = itimerspec()
         // Zero would disarm: the earliest deadline is one nanosecond past the epoch.
@@ -57,7 +57,7 @@ public final class WallClockTimer {
     }
 
     /// Disarms the timer (it then reports no clock change either). Wraps `timerfd_settime`.
-    public func disarm() {
+    package func disarm() {
         guard fileDescriptor >= 0 else { return }
         var spec = itimerspec()
         _ = timerfd_settime(fileDescriptor, 0, &spec, nil)
@@ -65,7 +65,7 @@ public final class WallClockTimer {
 
     /// Reads the timer: whether it fired, the clock was set, or nothing happened. Wraps `read`.
     /// - Throws: `EventLoopError.systemCall` for any other failure.
-    public func read() throws(EventLoopError) -> Expiration {
+    package func read() throws(EventLoopError) -> Expiration {
         guard fileDescriptor >= 0 else { throw .systemCall(operation: "read(timerfd)", errno: EBADF) }
         var count: UInt64 = 0
         while true {
@@ -82,7 +82,7 @@ public final class WallClockTimer {
     }
 
     /// Closes the descriptor; further calls do nothing or throw `EBADF`.
-    public func close() {
+    package func close() {
         if fileDescriptor >= 0 { closeDescriptor(fileDescriptor) }
         fileDescriptor = -1
     }

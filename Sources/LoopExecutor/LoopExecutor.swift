@@ -62,14 +62,14 @@ import Musl
 /// still `@_spi(ExperimentalCustomExecutors)` in its `_Concurrency` module; once it is public,
 /// `LoopTaskExecutor` can be the factory's `defaultExecutor` and the hooks and their C shim can go
 /// (and the SPI import, once `SchedulingExecutor` is public).
-public enum LoopExecutor {
+package enum LoopExecutor {
     /// Makes the shared executor Swift concurrency's global executor, delays included.
     ///
     /// Call it first thing in `main`, before any task is created. Returns false, changing
     /// nothing, when a global executor is installed already (this one, or another through the
     /// same hook), or when the executor's threads could not start.
     @discardableResult
-    public static func install() -> Bool {
+    package static func install() -> Bool {
         guard !notifybus_global_executor_is_set(), LoopTaskExecutor.shared != nil else { return false }
         return notifybus_install_global_executor(
             notifybus_global_executor(
@@ -88,7 +88,7 @@ public enum LoopExecutor {
     }
 
     /// The names of the executor's threads (`/proc/self/task/*/comm`); empty when they could not start.
-    public static var threadNames: [String] { LoopTaskExecutor.shared?.threadNames ?? [] }
+    package static var threadNames: [String] { LoopTaskExecutor.shared?.threadNames ?? [] }
 }
 
 /// The executor itself: a job goes to a loop with `EventLoopThread.execute`, a delayed one to a

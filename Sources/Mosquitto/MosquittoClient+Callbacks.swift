@@ -10,10 +10,10 @@ public struct MosquittoMessage: Sendable, Hashable {
     /// subscription) rather than live.
     public var retained: Bool
     /// The QoS it arrived with.
-    public var qos: Int32
+    package var qos: Int32
 
     /// A message.
-    public init(topic: String, payload: [UInt8], retained: Bool, qos: Int32) {
+    package init(topic: String, payload: [UInt8], retained: Bool, qos: Int32) {
         self.topic = topic
         self.payload = payload
         self.retained = retained

@@ -1,5 +1,5 @@
 import CMosquitto
-import EpollLoop
+public import EpollLoop
 
 #if canImport(Glibc)
 import Glibc
@@ -45,7 +45,7 @@ public final class MosquittoClient {
     }
 
     /// The configuration it connects with.
-    public let configuration: MosquittoConfiguration
+    package let configuration: MosquittoConfiguration
     /// The libmosquitto client, `struct mosquitto *`.
     let handle: OpaquePointer
     unowned let context: LoopContext
@@ -71,7 +71,7 @@ public final class MosquittoClient {
     /// Whether the connection is up (between `.connected` and `.disconnected`).
     public private(set) var isConnected = false
     /// Whether `close()` ran.
-    public private(set) var isClosed = false
+    package private(set) var isClosed = false
 
     /// Makes the client and applies `configuration` (protocol, credentials, TLS, will); nothing
     /// is sent before `connect()`. Wraps `mosquitto_new`, `mosquitto_int_option`,
@@ -171,7 +171,7 @@ public final class MosquittoClient {
 
     /// Sends DISCONNECT (the broker then drops the will); `.disconnected(reason: nil)` follows once
     /// it is written. Wraps `mosquitto_disconnect`.
-    public func disconnect() {
+    package func disconnect() {
         guard !isClosed else { return }
         _ = mosquitto_disconnect(handle)
         synchronize()

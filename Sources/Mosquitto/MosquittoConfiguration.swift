@@ -9,20 +9,20 @@ public struct MosquittoConfiguration: Sendable, Hashable {
 
         /// The version to try next when a broker refuses this one as unsupported: 3.1.1 after
         /// 5, nothing after 3.1.1.
-        public var older: ProtocolVersion? { self == .v5 ? .v311 : nil }
+        package var older: ProtocolVersion? { self == .v5 ? .v311 : nil }
     }
 
     /// TLS settings; present means the connection is encrypted.
     public struct TLS: Sendable, Hashable {
         /// The PEM file of the certificate authorities to trust; `nil`: the system's store.
-        public var caFile: String?
+        package var caFile: String?
         /// The client's PEM certificate, for brokers that authenticate clients by certificate.
-        public var certFile: String?
+        package var certFile: String?
         /// The client certificate's PEM private key (unencrypted).
-        public var keyFile: String?
+        package var keyFile: String?
 
         /// TLS settings.
-        public init(caFile: String? = nil, certFile: String? = nil, keyFile: String? = nil) {
+        package init(caFile: String? = nil, certFile: String? = nil, keyFile: String? = nil) {
             self.caFile = caFile
             self.certFile = certFile
             self.keyFile = keyFile
@@ -32,16 +32,16 @@ public struct MosquittoConfiguration: Sendable, Hashable {
     /// The message the broker publishes for the client when it vanishes (MQTT's last will).
     public struct Will: Sendable, Hashable {
         /// The topic.
-        public var topic: String
+        package var topic: String
         /// The payload.
-        public var payload: [UInt8]
+        package var payload: [UInt8]
         /// 0, 1 or 2.
-        public var qos: Int32
+        package var qos: Int32
         /// Whether the broker retains it.
-        public var retain: Bool
+        package var retain: Bool
 
         /// A will.
-        public init(topic: String, payload: [UInt8], qos: Int32 = 1, retain: Bool = true) {
+        package init(topic: String, payload: [UInt8], qos: Int32 = 1, retain: Bool = true) {
             self.topic = topic
             self.payload = payload
             self.qos = qos
@@ -50,33 +50,33 @@ public struct MosquittoConfiguration: Sendable, Hashable {
     }
 
     /// The broker's host name or address.
-    public var host: String
+    package var host: String
     /// The broker's TCP port.
-    public var port: Int
+    package var port: Int
     /// The client identifier (also the session's name on the broker).
-    public var clientID: String
+    package var clientID: String
     /// Seconds between keepalive pings when nothing else is sent (5 to 65,535).
-    public var keepalive: Int
+    package var keepalive: Int
     /// The protocol version.
-    public var protocolVersion: ProtocolVersion
+    package var protocolVersion: ProtocolVersion
     /// Whether the broker forgets the session when the client disconnects (MQTT 3.1.1 clean
     /// session, MQTT 5 clean start with a session expiry of 0).
-    public var cleanSession: Bool
+    package var cleanSession: Bool
     /// MQTT 5: how long the broker keeps a session that is not clean after the client is gone.
-    public var sessionExpiry: Duration
+    package var sessionExpiry: Duration
     /// The user name, if the broker wants one.
-    public var username: String?
+    package var username: String?
     /// The password that goes with `username`.
-    public var password: String?
+    package var password: String?
     /// TLS, or `nil` for plain TCP.
-    public var tls: TLS?
+    package var tls: TLS?
     /// The last will, if any.
-    public var will: Will?
+    package var will: Will?
     /// How long to wait for the broker's CONNACK after starting to connect.
-    public var connectTimeout: Duration = .seconds(10)
+    package var connectTimeout: Duration = .seconds(10)
     /// MQTT 5: the largest packet the broker may send this client (it drops larger messages
     /// for it rather than send them); `nil`: no limit.
-    public var maximumPacketSize: Int?
+    package var maximumPacketSize: Int?
 
     /// A configuration; by default MQTT 5, plain TCP, a persistent session kept a week.
     public init(

@@ -7,22 +7,22 @@ import Glibc
 /// A libmosquitto call that failed: which one, its error code, and the reason in words.
 public struct MosquittoError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The libmosquitto function, e.g. `mosquitto_connect_async`.
-    public var operation: String
+    package var operation: String
     /// Its `mosq_err_t` code.
-    public var code: Int32
+    package var code: Int32
     /// What went wrong: `mosquitto_strerror`, or `strerror(errno)` for `MOSQ_ERR_ERRNO`.
-    public var reason: String
+    package var reason: String
 
     /// An error of `operation` with `code`; the reason from libmosquitto (and `errno` where the
     /// code says so). Read `errno` right after the failing call.
-    public init(operation: String, code: Int32) {
+    package init(operation: String, code: Int32) {
         self.operation = operation
         self.code = code
         self.reason = Self.reason(for: code)
     }
 
     /// An error with a reason of its own.
-    public init(operation: String, code: Int32, reason: String) {
+    package init(operation: String, code: Int32, reason: String) {
         self.operation = operation
         self.code = code
         self.reason = reason
@@ -30,7 +30,7 @@ public struct MosquittoError: Error, Sendable, Hashable, CustomStringConvertible
 
     /// Whether the error is about what was asked (a topic or payload the broker or libmosquitto
     /// cannot take: the same request would fail on any connection) rather than the connection.
-    public var isAboutTheRequest: Bool {
+    package var isAboutTheRequest: Bool {
         let codes: [mosq_err_t] = [
             MOSQ_ERR_INVAL, MOSQ_ERR_PAYLOAD_SIZE, MOSQ_ERR_MALFORMED_UTF8, MOSQ_ERR_QOS_NOT_SUPPORTED,
             MOSQ_ERR_OVERSIZE_PACKET, MOSQ_ERR_RETAIN_NOT_SUPPORTED, MOSQ_ERR_TOPIC_ALIAS_INVALID,

@@ -1,8 +1,8 @@
-import DBus
-import NotifyBus
+public import DBus
+public import NotifyBus
 import NotifyBusProtocol
 import Synchronization
-import SystemSupport
+package import SystemSupport
 
 /// An app's way to the bus that `notifybusd` runs (specification: D-Bus interface): subscriptions that yield the
 /// same `SubscriptionEvent`s as an in-process `NotificationBus`, held for the app by the daemon
@@ -29,7 +29,7 @@ public final class NotifyBusClient: Sendable {
     public let connection: DBusClient
     /// The wall-clock time it was made: event times count from here, as an in-process bus's
     /// times count from the bus's start.
-    public let origin: WallTime
+    package let origin: WallTime
     let router = Router()
 
     /// Connects to the session bus (or `address`) and starts listening for the daemon's events.

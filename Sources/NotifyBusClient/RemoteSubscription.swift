@@ -1,5 +1,5 @@
-import DBus
-import NotifyBus
+public import DBus
+public import NotifyBus
 
 /// A subscription held by `notifybusd` for this process: an `AsyncSequence` of the same
 /// `SubscriptionEvent`s an in-process `Subscription` yields, and the handle to suspend, resume

@@ -1,5 +1,5 @@
-import ArgumentParser
-import DBus
+package import ArgumentParser
+package import DBus
 
 /// What a tool's help says of `--source` and `--no-source`: the names they take, list and
 /// complete (notifywatch's are the sources', notifybusd's also its `lifecycle`).

@@ -2,7 +2,7 @@
 /// of one app scope (a cgroup named `app-*.scope`, systemd's convention that GNOME, KDE and
 /// Flatpak follow, so a Flatpak app and its `xdg-dbus-proxy` are one application), else one
 /// process.
-public enum ApplicationID: Sendable, Hashable, CustomStringConvertible {
+package enum ApplicationID: Sendable, Hashable, CustomStringConvertible {
     /// The app scope's group, e.g. `/user.slice/…/app.slice/app-flatpak-org.example.App-42.scope`.
     case scope(String)
     /// A process outside any app scope.
@@ -10,7 +10,7 @@ public enum ApplicationID: Sendable, Hashable, CustomStringConvertible {
 
     /// The application of `process`, whose cgroup v2 group is `group` (`nil` when unknown): the
     /// outermost `app-*.scope` of the group's path and the path above it, else the process.
-    public init(process: ProcessIdentity, group: String?) {
+    package init(process: ProcessIdentity, group: String?) {
         if let group {
             var path = ""
             for component in group.split(separator: "/", omittingEmptySubsequences: true) {
@@ -25,7 +25,7 @@ public enum ApplicationID: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The scope's group, or `process PID@START`.
-    public var description: String {
+    package var description: String {
         switch self {
         case .scope(let group): group
         case .process(let process): "process \(process)"

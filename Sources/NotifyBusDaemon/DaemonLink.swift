@@ -1,7 +1,7 @@
 import DBus
 import EpollLoop
 import NotifyBusProtocol
-import NotifyBusSources
+import SourceFramework
 
 /// The daemon's connection and `BusService` on their loop, reached from async code: each method
 /// runs its part on the loop thread.

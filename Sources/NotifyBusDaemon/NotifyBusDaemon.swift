@@ -1,12 +1,13 @@
-import DBus
+package import DBus
 import EpollLoop
-import Logging
-import NotifyBus
-import NotifyBusLifecycle
-import NotifyBusMQTT
+package import Logging
+package import NotifyBus
+package import NotifyBusLifecycle
+package import NotifyBusMQTT
 import NotifyBusProtocol
-import NotifyBusSources
+package import NotifyBusSources
 import ServiceLifecycle
+import SourceFramework
 import Synchronization
 
 /// `notifybusd` as a library: the sources and one `NotificationBus` behind the
@@ -19,34 +20,37 @@ import Synchronization
 /// try await group.run()
 /// ```
 ///
-/// `run()` connects, checks that nobody owns `org.notifybus.Bus1`, starts the sources, waits (at
-/// most 5 s) until each has published its state or found it cannot, then owns the name and serves
-/// until graceful shutdown or cancellation; then it cancels every subscription, stops the
-/// sources (releasing the sensors they claimed) and closes the connection.
-public final class NotifyBusDaemon: Service, Sendable {
+/// `run()` connects, checks that nobody owns `org.notifybus.Bus1`, starts the sources (with the
+/// lifecycle and the MQTT link, when configured: sources of the same shape, in the same task
+/// group), waits (at most 5 s) until each system source has published its state or found it
+/// cannot, then owns the name and serves until graceful shutdown or cancellation; then it
+/// cancels every subscription, stops the sources (releasing the sensors they claimed, thawing
+/// what the lifecycle froze, the link publishing `$online` false and disconnecting) and closes
+/// the connection.
+package final class NotifyBusDaemon: Service, Sendable {
     /// What the daemon runs and where.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// The session bus it serves on.
-        public var sessionBus: DBusAddress
+        package var sessionBus: DBusAddress
         /// Which sources it runs and where they connect (they run on the daemon's loop, whatever
         /// `loop` says).
-        public var sources: SystemSources.Options
+        package var sources: SystemSources.Options
         /// The most entries held for all connections' suspended subscriptions together.
-        public var maximumHeld: Int
+        package var maximumHeld: Int
         /// The most subscriptions of all connections together.
-        public var maximumSubscriptions: Int
+        package var maximumSubscriptions: Int
         /// How long to wait for the sources' first statuses before taking the name.
-        public var startupTimeout: Duration
+        package var startupTimeout: Duration
         /// Where it logs.
-        public var logger: Logger
+        package var logger: Logger
         /// The MQTT broker it also publishes to (specification: Publishing a fleet to MQTT), if any.
-        public var mqtt: MQTTLinkConfiguration?
+        package var mqtt: MQTTLinkConfiguration?
         /// Background apps frozen and woken (specification: Freezing background apps), if on.
-        public var lifecycle: LifecycleConfiguration?
+        package var lifecycle: LifecycleConfiguration?
 
         /// A configuration; by default every source, the standard buses, and the daemon's bounds
         /// (`BusInterface.Limits`).
-        public init(
+        package init(
             sessionBus: DBusAddress = .session, sources: SystemSources.Options = SystemSources.Options(),
             maximumHeld: Int = BusInterface.Limits.defaultMaximumHeld,
             maximumSubscriptions: Int = BusInterface.Limits.defaultMaximumSubscriptions,
@@ -65,7 +69,7 @@ public final class NotifyBusDaemon: Service, Sendable {
     }
 
     /// Why the daemon could not serve.
-    public enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
         /// Another connection owns `org.notifybus.Bus1`.
         case nameTaken
         /// The session bus could not be reached, or went away.
@@ -74,7 +78,7 @@ public final class NotifyBusDaemon: Service, Sendable {
         case eventLoop(String)
 
         /// The failure in words.
-        public var description: String {
+        package var description: String {
             switch self {
             case .nameTaken: "\(BusInterface.busName) is already owned on this bus: another notifybusd is running"
             case .bus(let reason): "the session bus: \(reason)"
@@ -85,40 +89,40 @@ public final class NotifyBusDaemon: Service, Sendable {
 
     /// What the daemon keeps for its clients at one moment: every count returns to zero when
     /// the clients leave or cancel, whatever they did.
-    public struct Census: Sendable, Hashable {
+    package struct Census: Sendable, Hashable {
         /// Subscriptions, as objects on the bus.
-        public var subscriptions: Int
+        package var subscriptions: Int
         /// Connections that own subscriptions or have calls waiting.
-        public var owners: Int
+        package var owners: Int
         /// Processes' lives followed (one per owner).
-        public var followings: Int
+        package var followings: Int
         /// Applications with owners.
-        public var applications: Int
+        package var applications: Int
         /// Calls waiting for their answer.
-        public var waitingCalls: Int
+        package var waitingCalls: Int
         /// Subscribers of the bus.
-        public var busSubscribers: Int
+        package var busSubscribers: Int
         /// Route entries of the bus (a key to a subscriber).
-        public var routes: Int
+        package var routes: Int
         /// Match rules of the daemon's own connection.
-        public var matchRules: Int
+        package var matchRules: Int
     }
 
     /// Its configuration.
-    public let configuration: Configuration
+    package let configuration: Configuration
     /// The bus the sources publish into.
-    public let bus: NotificationBus
+    package let bus: NotificationBus
     private let link = Mutex<DaemonLink?>(nil)
 
     /// A daemon with `configuration`; nothing runs until `run()`.
-    public init(configuration: Configuration = Configuration()) {
+    package init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.bus = NotificationBus()
     }
 
     /// Serves until graceful shutdown or cancellation, then releases everything.
     /// - Throws: `Failure` when it cannot serve: the name is taken, the bus cannot be reached.
-    public func run() async throws {
+    package func run() async throws {
         let loop: EventLoopThread
         do {
             loop = try EventLoopThread(name: "notifybusd")
@@ -140,7 +144,7 @@ public final class NotifyBusDaemon: Service, Sendable {
     }
 
     /// What the daemon keeps for its clients now; `nil` while it does not serve.
-    public func census() async -> Census? {
+    package func census() async -> Census? {
         guard let link = link.withLock({ $0 }) else { return nil }
         return await link.census()
     }
@@ -172,61 +176,57 @@ public final class NotifyBusDaemon: Service, Sendable {
         // batch handlers, and their `Events` signals leave, on one thread.
         var options = configuration.sources
         options.loop = SourceLoop(thread: link.loop)
+        // The link to an MQTT broker: one more source of the loop, whose status is the `mqtt` entry.
+        let mqtt = configuration.mqtt.map { mqtt in
+            MQTTLinkSource(configuration: mqtt, bus: bus, loop: link.loop, logger: configuration.logger)
+        }
         let systemSources = SystemSources.all(bus: bus, options: options)
-        let sources: [any NotifyBusSource] = systemSources + (lifecycle.map { [$0] } ?? [])
-        let mqtt = startMQTT(on: link.loop)
+        let sources: [any NotifyBusSource] = systemSources + (lifecycle.map { [$0] } ?? []) + (mqtt.map { [$0] } ?? [])
         // Each child says whether its end should end the daemon: a source returning does not.
         // However it ends (a shutdown, the name taken, the bus gone), the group cancels its
-        // children and waits for them: what the lifecycle froze is thawed before the daemon returns.
-        let served: Result<Void, any Error>
-        do {
-            try await withThrowingTaskGroup(of: Bool.self) { group in
-                for source in sources {
-                    group.addTask {
-                        do {
-                            try await source.run()
-                        } catch {
-                            await link.setSource(source.name, .failed(reason: "\(error)"))
-                        }
-                        return false
-                    }
-                }
-                // The name is taken once the system sources have said what they have. The lifecycle
-                // is not waited for (its compositor may answer late, or never): it is in `Sources`
-                // once it has settled.
-                let loop = link.loop
-                let statuses = await systemSources.firstStatuses(timeout: configuration.startupTimeout) { await loop.sleep(for: $0) }
-                for (source, status) in zip(systemSources, statuses) { await link.setSource(source.name, status) }
-                for source in sources {
-                    group.addTask {
-                        for await status in source.statusUpdates() where status.isSettled {
-                            await link.setSource(source.name, status)
-                        }
-                        return false
-                    }
-                }
-                switch try await link.requestName(BusInterface.busName) {
-                case .primaryOwner, .alreadyOwner: break
-                case .exists, .inQueue: throw Failure.nameTaken
-                }
-                configuration.logger.info("serving \(BusInterface.busName)")
-                // Until graceful shutdown, cancellation, or the bus going away.
+        // children and waits for them: what the lifecycle froze is thawed, and the MQTT link has
+        // published `$online` false and disconnected, before the daemon returns.
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for source in sources {
                 group.addTask {
-                    try? await gracefulShutdown()
-                    return true
+                    do {
+                        try await source.run()
+                    } catch {
+                        await link.setSource(source.name, .failed(reason: "\(error)"))
+                    }
+                    return false
                 }
-                group.addTask {
-                    try await link.waitUntilDisconnected()
-                    return true
-                }
-                while let stop = try await group.next(), !stop {}
-                group.cancelAll()
             }
-            served = .success(())
-        } catch {
-            served = .failure(error)
+            // The name is taken once the system sources have said what they have. The lifecycle and
+            // the link are not waited for (a compositor or a broker may answer late, or never): each
+            // is in `Sources` once it has settled.
+            let loop = link.loop
+            let statuses = await systemSources.firstStatuses(timeout: configuration.startupTimeout) { await loop.sleep(for: $0) }
+            for (source, status) in zip(systemSources, statuses) { await link.setSource(source.name, status) }
+            for source in sources {
+                group.addTask {
+                    for await status in source.statusUpdates() where status.isSettled {
+                        await link.setSource(source.name, status)
+                    }
+                    return false
+                }
+            }
+            switch try await link.requestName(BusInterface.busName) {
+            case .primaryOwner, .alreadyOwner: break
+            case .exists, .inQueue: throw Failure.nameTaken
+            }
+            configuration.logger.info("serving \(BusInterface.busName)")
+            // Until graceful shutdown, cancellation, or the bus going away.
+            group.addTask {
+                try? await gracefulShutdown()
+                return true
+            }
+            group.addTask {
+                try await link.waitUntilDisconnected()
+                return true
+            }
+            while let stop = try await group.next(), !stop {}
+            group.cancelAll()
         }
-        await mqtt?.stop()
-        try served.get()
     }
 }

@@ -3,23 +3,23 @@ import SystemSupport
 /// A process as the daemon knows it: its PID together with its start time (field 22 of
 /// `/proc/PID/stat`, in clock ticks since boot), so that a new process that reuses the PID is a
 /// different process and inherits nothing the daemon knew of the old one.
-public struct ProcessIdentity: Sendable, Hashable, CustomStringConvertible {
+package struct ProcessIdentity: Sendable, Hashable, CustomStringConvertible {
     /// Its process ID.
-    public var pid: Int32
+    package var pid: Int32
     /// When it started, in clock ticks since boot.
-    public var startTime: UInt64
+    package var startTime: UInt64
 
     /// The process `pid` that started at `startTime`.
-    public init(pid: Int32, startTime: UInt64) {
+    package init(pid: Int32, startTime: UInt64) {
         self.pid = pid
         self.startTime = startTime
     }
 
     /// `PID@START`.
-    public var description: String { "\(pid)@\(startTime)" }
+    package var description: String { "\(pid)@\(startTime)" }
 
     /// The process that has the ID `pid` now; `nil` when there is none (or `/proc` hides it).
-    public static func current(pid: Int32) -> ProcessIdentity? {
+    package static func current(pid: Int32) -> ProcessIdentity? {
         guard pid > 0, case .success(let bytes) = SmallFile.contents(of: "/proc/\(pid)/stat", limit: 4096),
               let startTime = startTime(stat: bytes)
         else { return nil }
@@ -29,7 +29,7 @@ public struct ProcessIdentity: Sendable, Hashable, CustomStringConvertible {
     /// The start time in `stat` (the contents of a `/proc/PID/stat`): the 20th field after the `)`
     /// that closes the command name (the name may hold `)` and spaces itself); `nil` when there is
     /// no such number.
-    public static func startTime(stat: some Collection<UInt8>) -> UInt64? {
+    package static func startTime(stat: some Collection<UInt8>) -> UInt64? {
         let bytes = Array(stat)
         guard let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
         let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " "), omittingEmptySubsequences: true)

@@ -1,6 +1,6 @@
-import EpollLoop
-import Logging
-import SystemSupport
+package import EpollLoop
+package import Logging
+package import SystemSupport
 
 /// Follows whether processes can run: frozen by the cgroup v2 freezer, or stopped by a signal.
 /// It lives on an event loop's thread and tells, through each follower's handler, when a
@@ -36,13 +36,13 @@ import SystemSupport
 /// Not `Sendable`: it is made, used and released on the loop thread of its `LoopContext` (keep it
 /// in the loop's storage, `LoopContext[local:]`, or in another loop-side object). Its decisions
 /// are `ProcessLifeState`'s; this type only carries them out.
-public final class ProcessLifeWatcher {
+package final class ProcessLifeWatcher {
     /// A following, as `follow(process:group:onChange:)` returns it: give it back to `check(_:)`,
     /// `canRun(_:)` and `unfollow(_:)`.
-    public struct Token: Sendable, Hashable, CustomStringConvertible {
+    package struct Token: Sendable, Hashable, CustomStringConvertible {
         let id: UInt64
         /// `life#N`.
-        public var description: String { "life#\(id)" }
+        package var description: String { "life#\(id)" }
     }
 
     private typealias State = ProcessLifeState<Token>
@@ -50,9 +50,9 @@ public final class ProcessLifeWatcher {
     private unowned let context: LoopContext
     private let logger: Logger
     /// The cgroup2 mounts groups are looked up in, the first that shows a group being used.
-    public let mounts: [CgroupMount]
+    package let mounts: [CgroupMount]
     /// How often a stopped process is read again.
-    public let pollInterval: Duration
+    package let pollInterval: Duration
     private var inotify: InotifyWatches?
     private var state = State()
     private var handlers: [Token: (Bool) -> Void] = [:]
@@ -76,7 +76,7 @@ public final class ProcessLifeWatcher {
     ///     `CgroupMount.usableMounts(mountInfoPath:)`); empty: only stops are followed.
     ///   - pollInterval: how often a stopped process is read again (at most a second, as
     ///     notifybusd promises; shorter in tests).
-    public init(
+    package init(
         context: LoopContext, logger: Logger = Logger(label: "notifybus.daemon.life"),
         mounts: [CgroupMount] = CgroupMount.usableMounts(), pollInterval: Duration = .seconds(1)
     ) {
@@ -101,10 +101,10 @@ public final class ProcessLifeWatcher {
     }
 
     /// Whether freezes are followed: there is a cgroup2 mount, and inotify works.
-    public var followsFreezer: Bool { inotify != nil }
+    package var followsFreezer: Bool { inotify != nil }
 
     /// Whether the poll timer is armed (exactly while a followed process is stopped).
-    public var isPolling: Bool { pollTimer.map { context.isScheduled($0) } ?? false }
+    package var isPolling: Bool { pollTimer.map { context.isScheduled($0) } ?? false }
 
     // MARK: Following
 
@@ -117,7 +117,7 @@ public final class ProcessLifeWatcher {
     /// that says frozen, `onChange(false)` is called before this returns. Each call is a
     /// following of its own, even for the same process.
     /// - Returns: the token that names this following.
-    public func follow(
+    package func follow(
         process: ProcessIdentity, group: String?, onChange: @escaping (_ canRun: Bool) -> Void
     ) -> Token {
         let token = Token(id: nextToken)
@@ -128,17 +128,17 @@ public final class ProcessLifeWatcher {
     }
 
     /// How many followings there are, for tests of what a client leaves behind.
-    public var followingCount: Int { state.followers.count }
+    package var followingCount: Int { state.followers.count }
 
     /// Stops following: `token`'s handler is not called again. Unknown tokens are ignored.
-    public func unfollow(_ token: Token) {
+    package func unfollow(_ token: Token) {
         handlers[token] = nil
         perform(state.unfollow(token))
     }
 
     /// Whether the followed process can run, as its handler was last told (`true` at first, and
     /// for a token not followed).
-    public func canRun(_ token: Token) -> Bool { state.canRun(token) }
+    package func canRun(_ token: Token) -> Bool { state.canRun(token) }
 
     /// Reads now whether the followed process is stopped, and returns whether it can run. Call it
     /// when an event would be sent to the process: a stop is noticed then at the latest. When it
@@ -147,7 +147,7 @@ public final class ProcessLifeWatcher {
     /// read once per round of the loop: later checks in the same round answer from that read.
     /// - Returns: `canRun(token)` after the read.
     @discardableResult
-    public func check(_ token: Token) -> Bool {
+    package func check(_ token: Token) -> Bool {
         guard let process = state.followers[token]?.process else { return true }
         guard checkedThisRound.insert(process).inserted else { return state.canRun(token) }
         if checkedThisRound.count == 1 {
@@ -161,13 +161,13 @@ public final class ProcessLifeWatcher {
 
     /// Reads every followed cgroup's `cgroup.events` now, without waiting for inotify: a freeze
     /// the daemon itself just saw confirmed is followed before anything is said of it.
-    public func rereadGroups() {
+    package func rereadGroups() {
         perform(state.allGroupsChanged())
     }
 
     /// Reads again the cgroup of every followed process (`/proc/PID/cgroup`) and follows the
     /// groups they are in now: after a process was moved into another cgroup (a new app scope).
-    public func rereadProcessGroups() {
+    package func rereadProcessGroups() {
         for (token, follower) in state.followers.sorted(by: { $0.value.order < $1.value.order }) {
             let group = watchable(ControlGroup.group(ofProcess: follower.process.pid), of: follower.process)
             perform(state.moved(token, to: group))
@@ -175,7 +175,7 @@ public final class ProcessLifeWatcher {
     }
 
     /// Stops following everything: no handler is called again, the watches and the timer end.
-    public func stop() {
+    package func stop() {
         handlers = [:]
         state = State()
         pending = []

@@ -4,7 +4,7 @@ import SystemSupport
 ///
 /// /proc cannot tell a frozen process from a sleeping one (both read `S`): frozen is what
 /// `cgroup.events` says (`ControlGroup.frozen(inEventsFile:)`). Only a stop shows here.
-public enum ProcessRunState: Sendable, Hashable {
+package enum ProcessRunState: Sendable, Hashable {
     /// Running, runnable or waiting (`R`, `S`, `D`, `I`, …): it runs when it has something to do.
     case running
     /// Stopped by a signal (`T`) or by a tracer (`t`): it runs again only after `SIGCONT`.
@@ -14,7 +14,7 @@ public enum ProcessRunState: Sendable, Hashable {
 
     /// The state of process `pid` now, from `/proc/PID/stat`; `nil` when the file cannot be read
     /// for another reason than the process being gone (permissions) or says something unexpected.
-    public static func read(pid: Int32) -> ProcessRunState? {
+    package static func read(pid: Int32) -> ProcessRunState? {
         switch SmallFile.contents(of: "/proc/\(pid)/stat", limit: 4096) {
         case .success(let bytes): return ProcessRunState(stat: bytes)
         case .failure(let error): return error.isMissing ? .gone : nil
@@ -23,7 +23,7 @@ public enum ProcessRunState: Sendable, Hashable {
 
     /// The state of `process` now: `.gone` too when its PID belongs to a process that started at
     /// another time (the PID was reused).
-    public static func read(_ process: ProcessIdentity) -> ProcessRunState? {
+    package static func read(_ process: ProcessIdentity) -> ProcessRunState? {
         switch SmallFile.contents(of: "/proc/\(process.pid)/stat", limit: 4096) {
         case .success(let bytes):
             guard let start = ProcessIdentity.startTime(stat: bytes) else { return nil }
@@ -36,7 +36,7 @@ public enum ProcessRunState: Sendable, Hashable {
     /// The state that `stat` (the contents of a `/proc/PID/stat`) gives: the letter after the
     /// last `)`, which closes the command name (a name may hold `)` and spaces itself); `nil`
     /// when there is no such letter.
-    public init?(stat: some Collection<UInt8>) {
+    package init?(stat: some Collection<UInt8>) {
         let bytes = Array(stat)
         guard let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
         guard let letter = bytes[(close + 1)...].first(where: { $0 != UInt8(ascii: " ") }) else { return nil }

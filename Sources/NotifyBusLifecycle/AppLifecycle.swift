@@ -1,10 +1,10 @@
-import NotifyBus
+package import NotifyBus
 
 /// What the lifecycle policy says of one app: the value of its `app/<app-id>/lifecycle` key
 /// (specification: Freezing background apps).
-public struct AppLifecycle: Sendable, Hashable, CustomStringConvertible {
+package struct AppLifecycle: Sendable, Hashable, CustomStringConvertible {
     /// Where the app is.
-    public enum State: String, Sendable, Hashable {
+    package enum State: String, Sendable, Hashable {
         /// One of its windows is activated, and the session is not locked.
         case foreground
         /// None is; not frozen (yet, or because of `reason`).
@@ -17,7 +17,7 @@ public struct AppLifecycle: Sendable, Hashable, CustomStringConvertible {
 
     /// Why an app past the delay in the background is not frozen, the first that applies in
     /// this order.
-    public enum Reason: String, Sendable, Hashable, CaseIterable {
+    package enum Reason: String, Sendable, Hashable, CaseIterable {
         /// Its app id is listed as exempt.
         case exempt
         /// It has no cgroup of its own (no app unit under the cgroup root).
@@ -37,27 +37,27 @@ public struct AppLifecycle: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Where the app is.
-    public var state: State
+    package var state: State
     /// Why it is not frozen, while in the background past the delay; `nil` otherwise.
-    public var reason: Reason?
+    package var reason: Reason?
 
     /// A lifecycle value.
-    public init(_ state: State, reason: Reason? = nil) {
+    package init(_ state: State, reason: Reason? = nil) {
         self.state = state
         self.reason = reason
     }
 
     /// The key's value: `{"state": S, "reason": R}`, `reason` `null` when there is none.
-    public var value: JSONValue {
+    package var value: JSONValue {
         .object(["state": .string(state.rawValue), "reason": reason.map { .string($0.rawValue) } ?? .null])
     }
 
     /// `state` and, when there is one, `(reason)`.
-    public var description: String { reason.map { "\(state.rawValue) (\($0.rawValue))" } ?? state.rawValue }
+    package var description: String { reason.map { "\(state.rawValue) (\($0.rawValue))" } ?? state.rawValue }
 
     /// The key of `appID`: `app/<app-id>/lifecycle`, the app id one segment (`%` written `%25`,
     /// `/` written `%2F`).
-    public static func key(of appID: String) -> String {
+    package static func key(of appID: String) -> String {
         var segment = ""
         segment.reserveCapacity(appID.utf8.count)
         for character in appID {

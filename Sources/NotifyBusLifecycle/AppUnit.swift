@@ -1,4 +1,4 @@
-import SystemSupport
+package import SystemSupport
 
 /// systemd's units for applications (`app-*.scope`, `app-*.service`), which the lifecycle
 /// freezes: an app's cgroups (specification: Freezing background apps).
@@ -6,15 +6,15 @@ import SystemSupport
 /// The names: `app-<app-id>-<random>.scope`, `app-<launcher>-<app-id>-<random>.scope` and
 /// `app-<launcher>-<app-id>@<random>.service`, where a `-` inside a part is written `\x2d` (and
 /// other bytes `\xNN`). The match is on the whole app-id part, escapes undone.
-public enum AppUnit {
+package enum AppUnit {
     /// Whether `name` (a cgroup's last path component) is an app unit's: `app-*.scope` or
     /// `app-*.service`.
-    public static func isAppUnit(_ name: Substring) -> Bool {
+    package static func isAppUnit(_ name: Substring) -> Bool {
         name.count > 4 && name.hasPrefix("app-") && (name.hasSuffix(".scope") || name.hasSuffix(".service"))
     }
 
     /// The app id that the unit `name` carries in one of systemd's forms; `nil` when it follows none.
-    public static func appID(ofUnit name: Substring) -> String? {
+    package static func appID(ofUnit name: Substring) -> String? {
         guard isAppUnit(name) else { return nil }
         let body = name.dropFirst(4)
         if body.hasSuffix(".scope") {
@@ -31,7 +31,7 @@ public enum AppUnit {
 
     /// The app's cgroups without a PID to go by: the app units directly under `root` (a cgroup in
     /// the `0::` form) whose name carries `appID`, each as a cgroup in the `0::` form.
-    public static func groups(of appID: String, under root: String, mounts: [CgroupMount]) -> [String] {
+    package static func groups(of appID: String, under root: String, mounts: [CgroupMount]) -> [String] {
         guard let directory = CgroupMount.directory(ofGroup: root, in: mounts) else { return [] }
         let base = root.hasSuffix("/") ? String(root.dropLast()) : root
         return DirectoryListing.subdirectories(of: directory)
@@ -42,13 +42,13 @@ public enum AppUnit {
 
     /// The app unit of a window's process: its `0::` cgroup when that is an app unit below
     /// `root`; `nil` otherwise (the process is in no app unit, or in a sub-cgroup of one).
-    public static func group(ofProcess pid: Int32, under root: String) -> String? {
+    package static func group(ofProcess pid: Int32, under root: String) -> String? {
         guard let group = ControlGroup.group(ofProcess: pid) else { return nil }
         return isUnit(group, under: root) ? group : nil
     }
 
     /// Whether `group` is an app unit strictly below `root`.
-    public static func isUnit(_ group: String, under root: String) -> Bool {
+    package static func isUnit(_ group: String, under root: String) -> Bool {
         let prefix = root.hasSuffix("/") ? root : root + "/"
         guard group.hasPrefix(prefix), let last = group.split(separator: "/").last else { return false }
         return isAppUnit(last)
@@ -56,7 +56,7 @@ public enum AppUnit {
 
     /// `text` escaped as systemd escapes a part of a unit name (`unit_name_escape`): ASCII
     /// letters, digits, `:`, `_` and `.` (but a leading `.`) as they are, every other byte `\xNN`.
-    public static func escaped(_ text: String) -> String {
+    package static func escaped(_ text: String) -> String {
         var result = ""
         for (index, byte) in text.utf8.enumerated() {
             let plain = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
@@ -75,7 +75,7 @@ public enum AppUnit {
 
     /// The name of the scope notifybusd makes for the process `pid` of `appID`:
     /// `app-notifybus-<app-id>-<pid>.scope`, the app id escaped as systemd escapes a unit name.
-    public static func madeScopeName(appID: String, pid: Int32) -> String {
+    package static func madeScopeName(appID: String, pid: Int32) -> String {
         "app-notifybus-\(escaped(appID))-\(pid).scope"
     }
 

@@ -14,9 +14,9 @@
 ///
 /// A `frozen 0` while the cgroup's own `cgroup.freeze` still reads 1 is not a thaw: a task
 /// exiting or entering a frozen cgroup makes it read so for a moment.
-public struct FreezeMechanism: Sendable {
+package struct FreezeMechanism: Sendable {
     /// What it is told.
-    public enum Event: Sendable, Hashable {
+    package enum Event: Sendable, Hashable {
         /// The policy asks to freeze the cgroup; `ownBitSet`: its own `cgroup.freeze` reads 1 now.
         case freeze(group: String, ownBitSet: Bool)
         /// The policy asks to thaw the cgroup.
@@ -46,7 +46,7 @@ public struct FreezeMechanism: Sendable {
     }
 
     /// What to do, in order.
-    public enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         /// List the cgroup in the state file and watch its `cgroup.events`; answer `.prepared`.
         case prepare(group: String)
         /// Stop watching it and take it out of the state file (unless writing its `0` failed: then
@@ -83,23 +83,23 @@ public struct FreezeMechanism: Sendable {
     }
 
     /// How long a thaw waits for `ThawUnit` before writing `cgroup.freeze` itself.
-    public static let thawUnitPatience = Duration.milliseconds(50)
+    package static let thawUnitPatience = Duration.milliseconds(50)
 
     /// Whether a systemd user manager may know the units (a session bus is followed).
-    public let hasUnitManager: Bool
+    package let hasUnitManager: Bool
     private(set) var steps: [String: Step] = [:]
     private var covered: Set<String> = []
 
     /// A mechanism with nothing in hand.
-    public init(hasUnitManager: Bool) {
+    package init(hasUnitManager: Bool) {
         self.hasUnitManager = hasUnitManager
     }
 
     /// The cgroups in hand (being frozen, frozen, or being thawed through the manager).
-    public var groups: Set<String> { Set(steps.keys) }
+    package var groups: Set<String> { Set(steps.keys) }
 
     /// Takes `event`; returns what to do, in order.
-    public mutating func handle(_ event: Event) -> [Action] {
+    package mutating func handle(_ event: Event) -> [Action] {
         switch event {
         case .freeze(let group, let ownBitSet):
             guard steps[group] == nil else { return [] }

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import SystemSupport
+package import SystemSupport
 
 /// The list of cgroups the lifecycle froze, kept so that nothing stays frozen after notifybusd
 /// is gone (specification: Freezing background apps): `$XDG_RUNTIME_DIR/notifybus/frozen`, one
@@ -11,18 +11,18 @@ import SystemSupport
 ///
 /// A cgroup is listed before it is frozen and taken out after its thaw; at start, and with
 /// `notifybusd --thaw-all`, each listed cgroup that still exists is thawed.
-public struct FrozenStateFile: Sendable, Hashable {
+package struct FrozenStateFile: Sendable, Hashable {
     /// Where the list is.
-    public let path: String
+    package let path: String
 
     /// The list at `path`.
-    public init(path: String) {
+    package init(path: String) {
         self.path = path
     }
 
     /// The list's default place, `$XDG_RUNTIME_DIR/notifybus/frozen`; `nil` without an absolute
     /// `XDG_RUNTIME_DIR`.
-    public static var defaultPath: String? {
+    package static var defaultPath: String? {
         guard let value = getenv("XDG_RUNTIME_DIR") else { return nil }
         let runtime = String(cString: value)
         guard runtime.hasPrefix("/") else { return nil }
@@ -30,14 +30,14 @@ public struct FrozenStateFile: Sendable, Hashable {
     }
 
     /// The cgroups listed now; none when the file is missing or unreadable.
-    public func groups() -> [String] {
+    package func groups() -> [String] {
         guard let text = SmallFile.text(of: path) else { return [] }
         return text.split(separator: "\n").map(String.init).filter { $0.hasPrefix("/") }
     }
 
     /// Makes the directory (0700) if it is missing and writes `groups`, one a line.
     /// - Returns: `nil` on success, else what failed, in words.
-    public func write(_ groups: some Sequence<String>) -> String? {
+    package func write(_ groups: some Sequence<String>) -> String? {
         if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
             let directory = String(path[..<slash])
             if mkdir(directory, 0o700) != 0, errno != EEXIST {
@@ -53,7 +53,7 @@ public struct FrozenStateFile: Sendable, Hashable {
     /// only those that could not be thawed.
     /// - Returns: each cgroup that could not be thawed, with why; a file that cannot be written
     ///   again counts as a failure too.
-    public func thawAll(mounts: [CgroupMount] = CgroupMount.usableMounts()) -> [(group: String, reason: String)] {
+    package func thawAll(mounts: [CgroupMount] = CgroupMount.usableMounts()) -> [(group: String, reason: String)] {
         let listed = groups()
         guard !listed.isEmpty else { return [] }
         var failures: [(group: String, reason: String)] = []

@@ -1,5 +1,5 @@
-import EpollLoop
-import Wayland
+package import EpollLoop
+package import Wayland
 
 /// The KDE window backend: the windows KWin (Plasma, Plasma Mobile) reports through
 /// `org_kde_plasma_window_management`, as `ToplevelUpdate`s for the lifecycle policy.
@@ -26,9 +26,9 @@ import Wayland
 /// `epoll_wait`. Only `init(context:display:registryTimeout:onUpdate:)` blocks, for the
 /// registry's round trip; the lifecycle reads the registry on the loop instead
 /// (`WaylandToplevelBackend`).
-public final class KdeToplevelWatcher {
+package final class KdeToplevelWatcher {
     /// How long `init` waits for the compositor's registry unless told otherwise.
-    public static let registryTimeout: Duration = .seconds(1)
+    package static let registryTimeout: Duration = .seconds(1)
 
     private let onUpdate: (ToplevelUpdate) -> Void
     private var display: WaylandDisplay?
@@ -39,7 +39,7 @@ public final class KdeToplevelWatcher {
     /// The compositor's process id (the Wayland socket's peer credentials, `SO_PEERCRED`), taken
     /// when connecting: the process the freezer must never freeze. Kept after the connection
     /// ends.
-    public let compositorPID: Int32?
+    package let compositorPID: Int32?
 
     /// Connects to `display` (nil: `$WAYLAND_DISPLAY`, else `wayland-0`; relative to
     /// `$XDG_RUNTIME_DIR` as libwayland does), binds the manager, and reports `.windows` once the
@@ -53,7 +53,7 @@ public final class KdeToplevelWatcher {
     ///   offer the protocol to this process (not KWin, or no desktop file grants it); `.noAnswer`
     ///   when the compositor does not answer within `registryTimeout`; `.connectionLost`,
     ///   `.protocolError` when the connection fails meanwhile.
-    public convenience init(
+    package convenience init(
         context: LoopContext, display: String?, registryTimeout: Duration = KdeToplevelWatcher.registryTimeout,
         onUpdate: @escaping (ToplevelUpdate) -> Void
     ) throws(WaylandError) {
@@ -95,7 +95,7 @@ public final class KdeToplevelWatcher {
 
     /// Stops watching: destroys the manager's and the windows' proxies and disconnects; nothing
     /// is reported after this. Wraps `PlasmaWindowManager.stop()` and `WaylandDisplay.close()`.
-    public func stop() {
+    package func stop() {
         _ = reporting.end()
         release()
     }

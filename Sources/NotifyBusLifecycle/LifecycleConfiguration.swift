@@ -7,9 +7,9 @@ import Musl
 #endif
 
 /// What `notifybusd --freeze-background` runs with (specification: Freezing background apps).
-public struct LifecycleConfiguration: Sendable, Hashable {
+package struct LifecycleConfiguration: Sendable, Hashable {
     /// Where the windows come from.
-    public enum Toplevels: String, Sendable, Hashable, CaseIterable {
+    package enum Toplevels: String, Sendable, Hashable, CaseIterable {
         /// sway's IPC when `SWAYSOCK` is set and answers, else the first of KDE's protocol and the
         /// wlr protocol that `WAYLAND_DISPLAY` offers.
         case auto
@@ -23,7 +23,7 @@ public struct LifecycleConfiguration: Sendable, Hashable {
     }
 
     /// Where app units come from.
-    public enum AppUnits: String, Sendable, Hashable, CaseIterable {
+    package enum AppUnits: String, Sendable, Hashable, CaseIterable {
         /// A process found outside any app unit is moved into a scope of its own.
         case make
         /// Only the app units the session made.
@@ -31,47 +31,47 @@ public struct LifecycleConfiguration: Sendable, Hashable {
     }
 
     /// A malformed option or configuration file: notifybusd exits 64 with it.
-    public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
+    package struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
         /// What is wrong, naming the option or the file and line.
-        public var description: String
+        package var description: String
     }
 
     /// The shortest delay, in seconds.
-    public static let shortestDelay = 2
+    package static let shortestDelay = 2
     /// The longest delay, in seconds.
-    public static let longestDelay = 3_600
+    package static let longestDelay = 3_600
 
     /// The shortest and longest wake grace and task limit, in seconds.
-    public static let shortestGrace = 1
-    public static let longestGrace = 600
+    package static let shortestGrace = 1
+    package static let longestGrace = 600
 
     /// Seconds in the background before an app is frozen.
-    public var delay: Int = 10
+    package var delay: Int = 10
     /// Seconds a woken app runs in the background before it is frozen again.
-    public var wakeGrace: Int = 10
+    package var wakeGrace: Int = 10
     /// Seconds a background task keeps its app running in the background.
-    public var taskLimit: Int = 30
+    package var taskLimit: Int = 30
     /// Where app units come from.
-    public var appUnits: AppUnits = .make
+    package var appUnits: AppUnits = .make
     /// App ids never frozen.
-    public var exempt: Set<String> = []
+    package var exempt: Set<String> = []
     /// Where the windows come from.
-    public var toplevels: Toplevels = .auto
+    package var toplevels: Toplevels = .auto
     /// The cgroup under which app units are looked for and frozen, in the `0::` form; `nil`:
     /// `<A>/app.slice`, `<A>` the nearest ancestor of the daemon's cgroup named `user@UID.service`.
-    public var cgroupRoot: String?
+    package var cgroupRoot: String?
     /// The list of what is frozen; `nil`: `$XDG_RUNTIME_DIR/notifybus/frozen`.
-    public var stateFile: String?
+    package var stateFile: String?
     /// sway's IPC socket; `nil`: `$SWAYSOCK`.
-    public var swaySocket: String?
+    package var swaySocket: String?
     /// The Wayland display; `nil`: `$WAYLAND_DISPLAY`, else `wayland-0`.
-    public var waylandDisplay: String?
+    package var waylandDisplay: String?
 
     /// The defaults.
-    public init() {}
+    package init() {}
 
     /// `delay` as a duration.
-    public var delayDuration: Duration { .seconds(delay) }
+    package var delayDuration: Duration { .seconds(delay) }
 
     /// Applies the configuration file's text (`key = value` lines; blank lines and lines starting
     /// with `#` ignored): `delay` (whole seconds), `exempt` (app ids separated by spaces; the key
@@ -79,7 +79,7 @@ public struct LifecycleConfiguration: Sendable, Hashable {
     /// (whole seconds), `app-units` (`make` or `existing`).
     /// - Parameter file: the file's name, for the messages.
     /// - Throws: `Problem` naming the file and line of an unknown key or a bad value.
-    public mutating func apply(configuration text: String, file: String) throws(Problem) {
+    package mutating func apply(configuration text: String, file: String) throws(Problem) {
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.trimmingSpaces
             guard !line.isEmpty, !line.hasPrefix("#") else { continue }
@@ -118,7 +118,7 @@ public struct LifecycleConfiguration: Sendable, Hashable {
 
     /// Reads and applies the configuration file at `path`.
     /// - Throws: `Problem` when it is missing or unreadable, or malformed.
-    public mutating func apply(configurationFile path: String) throws(Problem) {
+    package mutating func apply(configurationFile path: String) throws(Problem) {
         switch SmallFile.contents(of: path, limit: 1 << 20) {
         case .success(let bytes): try apply(configuration: String(decoding: bytes, as: UTF8.self), file: path)
         case .failure(let error): throw Problem(description: "--freeze-config \(path): \(error)")
@@ -126,7 +126,7 @@ public struct LifecycleConfiguration: Sendable, Hashable {
     }
 
     /// A delay in whole seconds within range.
-    public static func delay(_ text: String, where place: String) throws(Problem) -> Int {
+    package static func delay(_ text: String, where place: String) throws(Problem) -> Int {
         guard let seconds = Int(text), (shortestDelay...longestDelay).contains(seconds) else {
             throw Problem(description: "\(place) must be whole seconds from \(shortestDelay) to \(longestDelay), not \"\(text)\"")
         }
@@ -134,7 +134,7 @@ public struct LifecycleConfiguration: Sendable, Hashable {
     }
 
     /// A wake grace or task limit in whole seconds within range.
-    public static func grace(_ text: String, where place: String) throws(Problem) -> Int {
+    package static func grace(_ text: String, where place: String) throws(Problem) -> Int {
         guard let seconds = Int(text), (shortestGrace...longestGrace).contains(seconds) else {
             throw Problem(description: "\(place) must be whole seconds from \(shortestGrace) to \(longestGrace), not \"\(text)\"")
         }
@@ -142,7 +142,7 @@ public struct LifecycleConfiguration: Sendable, Hashable {
     }
 
     /// A backend by name.
-    public static func toplevels(_ text: String, where place: String) throws(Problem) -> Toplevels {
+    package static func toplevels(_ text: String, where place: String) throws(Problem) -> Toplevels {
         guard let value = Toplevels(rawValue: text) else {
             throw Problem(description: "\(place) must be auto, sway, wlr or kde, not \"\(text)\"")
         }
@@ -151,14 +151,14 @@ public struct LifecycleConfiguration: Sendable, Hashable {
 
     /// The default cgroup root for a daemon in `group` run by `uid`: `<A>/app.slice`, `<A>` the
     /// nearest ancestor of `group` (itself included) named `user@UID.service`; `nil` when there is none.
-    public static func defaultCgroupRoot(ofGroup group: String, uid: UInt32) -> String? {
+    package static func defaultCgroupRoot(ofGroup group: String, uid: UInt32) -> String? {
         let components = group.split(separator: "/")
         guard let index = components.lastIndex(where: { $0 == "user@\(uid).service" }) else { return nil }
         return "/" + components[...index].joined(separator: "/") + "/app.slice"
     }
 
     /// The cgroup root: the configured one, else the default for this process.
-    public func resolvedCgroupRoot() -> String? {
+    package func resolvedCgroupRoot() -> String? {
         if let cgroupRoot { return cgroupRoot }
         guard let group = ControlGroup.group(ofProcess: getpid()) else { return nil }
         return Self.defaultCgroupRoot(ofGroup: group, uid: getuid())

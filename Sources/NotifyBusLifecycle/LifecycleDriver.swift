@@ -7,7 +7,7 @@ import DBus
 import EpollLoop
 import Logging
 import NotifyBus
-import NotifyBusSources
+import SourceFramework
 import SystemSupport
 
 /// The lifecycle on the loop thread: the window backend, the policy and its one timer, the

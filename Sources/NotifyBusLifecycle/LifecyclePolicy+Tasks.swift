@@ -16,15 +16,15 @@ extension LifecyclePolicy {
     }
 
     /// A task granted.
-    public struct TaskGrant: Sendable, Hashable {
+    package struct TaskGrant: Sendable, Hashable {
         /// Its number, for `EndBackgroundTask`.
-        public var task: UInt32
+        package var task: UInt32
         /// The time granted, in whole seconds.
-        public var seconds: UInt32
+        package var seconds: UInt32
     }
 
     /// Why a task was not begun or ended.
-    public enum TaskRefusal: Error, Sendable, Hashable {
+    package enum TaskRefusal: Error, Sendable, Hashable {
         /// The app has `tasksPerApp` open tasks.
         case tooMany
         /// The task is not the caller's own, or no longer open.
@@ -32,7 +32,7 @@ extension LifecyclePolicy {
     }
 
     /// Begins a task for the app whose cgroup is `group`, asked by `connection`.
-    public mutating func beginTask(group: String, connection: String, now: Duration) -> (Result<TaskGrant, TaskRefusal>, [Action]) {
+    package mutating func beginTask(group: String, connection: String, now: Duration) -> (Result<TaskGrant, TaskRefusal>, [Action]) {
         guard !isStopped else { return (.failure(.notOpen), []) }
         guard tasks.values.filter({ $0.group == group }).count < Self.tasksPerApp else { return (.failure(.tooMany), []) }
         var number = nextTask
@@ -44,14 +44,14 @@ extension LifecyclePolicy {
     }
 
     /// Ends the task `number`, if it is `connection`'s and open.
-    public mutating func endTask(_ number: UInt32, connection: String, now: Duration) -> (Result<Void, TaskRefusal>, [Action]) {
+    package mutating func endTask(_ number: UInt32, connection: String, now: Duration) -> (Result<Void, TaskRefusal>, [Action]) {
         guard let task = tasks[number], task.connection == connection else { return (.failure(.notOpen), []) }
         tasks[number] = nil
         return (.success(()), settle(now: now, before: []))
     }
 
     /// The number of open tasks (for tests and diagnostics).
-    public var openTasks: Int { tasks.count }
+    package var openTasks: Int { tasks.count }
 
     /// Whether a task of the cgroup `path` is open.
     func hasTask(_ path: String) -> Bool {

@@ -1,5 +1,5 @@
 /// The app-lifecycle policy as a plain state machine (specification: Freezing background apps):
-/// events in, actions out, no I/O. `LifecycleService` carries the actions out on the loop.
+/// events in, actions out, no I/O. `LifecycleDriver` carries the actions out on the loop.
 ///
 /// The unit frozen is a cgroup. A cgroup is frozen when every window mapped to it has been not
 /// activated for `delay` without a break, counted from the later of its last activation and the
@@ -18,9 +18,9 @@
 ///
 /// Times are `Duration`s since any fixed origin (the driver's monotonic clock). There is at most
 /// one deadline, and one only while a delay, a confirmation, a wake grace or a task is running.
-public struct LifecyclePolicy: Sendable {
+package struct LifecyclePolicy: Sendable {
     /// What the policy is told.
-    public enum Event: Sendable, Hashable {
+    package enum Event: Sendable, Hashable {
         /// Every open window with the cgroups it maps to (empty: none of its own).
         case windows([Window])
         /// The deadline that `.arm` asked for has come.
@@ -54,7 +54,7 @@ public struct LifecyclePolicy: Sendable {
     }
 
     /// What to do, in order.
-    public enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         /// Publish `app/<appID>/lifecycle`.
         case publish(appID: String, AppLifecycle)
         /// Freeze the cgroup (list it in the state file first; report `.frozen` when its
@@ -72,19 +72,19 @@ public struct LifecyclePolicy: Sendable {
     }
 
     /// A window as the policy sees it: its app and the cgroups it maps to.
-    public struct Window: Sendable, Hashable {
+    package struct Window: Sendable, Hashable {
         /// The backend's name for it.
-        public var id: UInt64
+        package var id: UInt64
         /// Its app id.
-        public var appID: String
+        package var appID: String
         /// Whether the compositor says it is activated.
-        public var activated: Bool
+        package var activated: Bool
         /// Its app's cgroups (paths in the `0::` form): with a PID, the window process's group;
         /// without one, every app unit of the app id. Empty: no app unit.
-        public var groups: [String]
+        package var groups: [String]
 
         /// A window.
-        public init(id: UInt64, appID: String, activated: Bool, groups: [String]) {
+        package init(id: UInt64, appID: String, activated: Bool, groups: [String]) {
             self.id = id
             self.appID = appID
             self.activated = activated
@@ -134,19 +134,19 @@ public struct LifecyclePolicy: Sendable {
     }
 
     /// How long an app stays in the background before it is frozen.
-    public let delay: Duration
+    package let delay: Duration
     /// App ids never frozen.
-    public let exempt: Set<String>
+    package let exempt: Set<String>
     /// How long a freeze may take to be confirmed.
-    public let confirmationTime: Duration
+    package let confirmationTime: Duration
     /// How long a woken app stays running in the background before it is frozen again.
-    public let wakeGrace: Duration
+    package let wakeGrace: Duration
     /// How long a background task keeps its app running in the background.
-    public let taskLimit: Duration
+    package let taskLimit: Duration
     /// How long before a task's end its connection is told.
-    public static let expiryWarning = Duration.seconds(5)
+    package static let expiryWarning = Duration.seconds(5)
     /// The most open tasks of one app.
-    public static let tasksPerApp = 16
+    package static let tasksPerApp = 16
 
     var windows: [UInt64: TrackedWindow] = [:]
     var groups: [String: Group] = [:]
@@ -157,12 +157,12 @@ public struct LifecyclePolicy: Sendable {
     var tasks: [UInt32: BackgroundTask] = [:]
     var nextTask: UInt32 = 1
     /// What was last published per app id (`closed` ones included: the key stays).
-    public internal(set) var published: [String: AppLifecycle] = [:]
+    package internal(set) var published: [String: AppLifecycle] = [:]
     /// The deadline armed now.
-    public internal(set) var armed: Duration?
+    package internal(set) var armed: Duration?
 
     /// A policy with nothing known yet.
-    public init(
+    package init(
         delay: Duration, exempt: Set<String> = [], confirmationTime: Duration = .seconds(5),
         wakeGrace: Duration = .seconds(10), taskLimit: Duration = .seconds(30)
     ) {
@@ -174,19 +174,19 @@ public struct LifecyclePolicy: Sendable {
     }
 
     /// The cgroups frozen by the policy or being frozen.
-    public var frozenGroups: Set<String> {
+    package var frozenGroups: Set<String> {
         Set(groups.filter { $0.value.freezing != .running }.keys)
     }
 
     /// The cgroups whose connections' messages matter: those frozen or being frozen, and those
     /// woken within their grace (a further message restarts it). Messages to no other cgroup
     /// need to be seen.
-    public var watchedGroups: Set<String> {
+    package var watchedGroups: Set<String> {
         Set(groups.filter { $0.value.freezing != .running || $0.value.wokenAt != nil }.keys)
     }
 
     /// Takes `event` at time `now`; returns what to do, in order.
-    public mutating func handle(_ event: Event, now: Duration) -> [Action] {
+    package mutating func handle(_ event: Event, now: Duration) -> [Action] {
         guard !isStopped else { return [] }
         var actions: [Action] = []
         switch event {

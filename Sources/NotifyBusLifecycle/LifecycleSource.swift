@@ -1,8 +1,8 @@
-import DBus
-import EpollLoop
-import Logging
-import NotifyBus
-import NotifyBusSources
+package import DBus
+package import EpollLoop
+package import Logging
+package import NotifyBus
+package import SourceFramework
 import SystemSupport
 
 /// Background apps frozen and woken (specification: Freezing background apps), as a source of
@@ -17,26 +17,23 @@ import SystemSupport
 ///                                 connection: { context in sessionConnection })
 /// try await lifecycle.run()   // in the daemon's task group
 /// ```
-public final class LifecycleSource: NotifyBusSource {
+package final class LifecycleSource: NotifyBusSource {
     /// The name of its source in `Sources`.
-    public static let sourceName = "lifecycle"
+    package static let sourceName = "lifecycle"
     /// `lifecycle`.
-    public let name = LifecycleSource.sourceName
+    package let name = LifecycleSource.sourceName
     /// `app/*/lifecycle`.
-    public let keyPatterns: [KeyPattern] = ["app/*/lifecycle"]
+    package let keyPatterns: [KeyPattern] = ["app/*/lifecycle"]
     /// What it runs with.
-    public let configuration: LifecycleConfiguration
+    package let configuration: LifecycleConfiguration
     /// The bus it publishes into and reads `session/locked` from.
-    public let bus: NotificationBus
-    /// The loop it runs on.
-    public let loop: EventLoopThread
+    package let bus: NotificationBus
     /// Where it logs.
-    public let logger: Logger
+    package let logger: Logger
     private let connection: @Sendable (LoopContext) -> DBusConnection?
     private let beforeFrozen: @Sendable (LoopContext) -> Void
     private let afterMove: @Sendable (LoopContext) -> Void
-    private let reporter = SourceStatusReporter()
-    private let key = LoopLocalKey<LifecycleDriver>()
+    private let host: LoopDriverHost<LifecycleDriver>
 
     /// A lifecycle on `loop`; nothing happens before `run()`. `connection` gives, on the loop
     /// thread, the session bus connection (the daemon's own): the systemd user manager, the
@@ -46,7 +43,7 @@ public final class LifecycleSource: NotifyBusSource {
     /// follower read the cgroups first, so the app's own subscriptions are suspended first);
     /// `afterMove` runs there after a process was moved into a scope the lifecycle made (the
     /// daemon's follower reads its processes' cgroups again).
-    public init(
+    package init(
         configuration: LifecycleConfiguration, bus: NotificationBus, loop: EventLoopThread, logger: Logger,
         connection: @escaping @Sendable (LoopContext) -> DBusConnection?,
         beforeFrozen: @escaping @Sendable (LoopContext) -> Void = { _ in },
@@ -55,69 +52,62 @@ public final class LifecycleSource: NotifyBusSource {
         self.afterMove = afterMove
         self.configuration = configuration
         self.bus = bus
-        self.loop = loop
         self.logger = logger
+        host = LoopDriverHost(name: Self.sourceName, loop: loop)
         self.connection = connection
         self.beforeFrozen = beforeFrozen
     }
 
     /// The status it last reported.
-    public var status: SourceStatus { reporter.current }
+    package var status: SourceStatus { host.reporter.current }
 
     /// The current status, then every change, until `run()` returns.
-    public func statusUpdates() -> AsyncStream<SourceStatus> { reporter.updates() }
+    package func statusUpdates() -> AsyncStream<SourceStatus> { host.reporter.updates() }
 
     /// Nothing to read again: the compositor and the kernel report every change as it happens.
-    public func reread() async {}
+    package func reread() async {}
 
     /// Starts on the loop, then runs until cancelled or graceful shutdown; then thaws every
     /// cgroup it froze and lets go of everything before it returns.
-    /// - Throws: `SourceError.eventLoop` when the loop no longer runs.
-    public func run() async throws {
-        let (key, reporter, bus, configuration, logger) = (self.key, self.reporter, self.bus, self.configuration, self.logger)
-        let (connection, beforeFrozen, afterMove, loop) = (self.connection, self.beforeFrozen, self.afterMove, self.loop)
-        do {
-            try await loop.submit { context in
-                guard context[local: key] == nil else { return }
-                let driver = LifecycleDriver(
-                    configuration: configuration, bus: bus, context: context, logger: logger,
-                    report: { status in if reporter.report(status) { logger.debug("lifecycle: \(status)") } },
-                    beforeFrozen: { beforeFrozen(context) }, afterMove: { afterMove(context) },
-                    postLocked: { locked in try? loop.execute { context in context[local: key]?.handle(.locked(locked)) } },
-                    connection: connection(context))
-                context[local: key] = driver
-                driver.start()
-            }
-        } catch {
-            reporter.report(.failed(reason: "event loop: \(error)"))
-            reporter.finish()
-            throw SourceError.eventLoop(source: name, reason: "\(error)")
+    /// - Throws: `SourceError.alreadyRunning` if it runs already; `SourceError.eventLoop` when the
+    ///   loop no longer runs.
+    package func run() async throws {
+        let (host, bus, configuration, logger) = (self.host, self.bus, self.configuration, self.logger)
+        let (connection, beforeFrozen, afterMove) = (self.connection, self.beforeFrozen, self.afterMove)
+        try await host.run { context in
+            let driver = LifecycleDriver(
+                configuration: configuration, bus: bus, context: context, logger: logger,
+                report: { status in if host.reporter.report(status) { logger.debug("lifecycle: \(status)") } },
+                beforeFrozen: { beforeFrozen(context) }, afterMove: { afterMove(context) },
+                postLocked: { locked in try? host.loop.execute { context in context[local: host.key]?.handle(.locked(locked)) } },
+                connection: connection(context))
+            driver.start()
+            return driver
+        } stop: { driver, done in
+            driver.stop()
+            done()
         }
-        await waitUntilCancelledOrShutDown()
-        await key.release(on: loop) { $0.stop() }
-        reporter.finish()
     }
 
     /// The interface `org.notifybus.Lifecycle1` (background tasks), for the daemon's object at
     /// `/org/notifybus/Bus1`; made on the loop thread, whose `context` it is. Its calls reach the
     /// running lifecycle, and fail while it does not run.
-    public func busInterface(in context: LoopContext) -> DBusInterface {
-        LifecycleDriver.busInterface { [key, unowned context] in context[local: key] }
+    package func busInterface(in context: LoopContext) -> DBusInterface {
+        LifecycleDriver.busInterface { [key = host.key, unowned context] in context[local: key] }
     }
 
     /// Thaws every cgroup listed in the state file at `path` (default
     /// `$XDG_RUNTIME_DIR/notifybus/frozen`) that still exists, and empties it: what a crash or
     /// `SIGKILL` left frozen. notifybusd does it at every start, and `--thaw-all` does only this.
     /// - Returns: each cgroup that could not be thawed, with why.
-    public static func thawLeftovers(stateFile path: String? = nil) -> [(group: String, reason: String)] {
+    package static func thawLeftovers(stateFile path: String? = nil) -> [(group: String, reason: String)] {
         guard let path = path ?? FrozenStateFile.defaultPath else { return [] }
         return FrozenStateFile(path: path).thawAll()
     }
 
     /// What it last published for each app id (for tests and diagnostics); `nil` when it does
     /// not run.
-    public func apps() async -> [String: AppLifecycle]? {
-        let key = self.key
-        return try? await loop.submit { context in context[local: key]?.policy.published } ?? nil
+    package func apps() async -> [String: AppLifecycle]? {
+        await host.read { $0.policy.published }
     }
 }

@@ -1,5 +1,5 @@
-import DBus
-import Logging
+package import DBus
+package import Logging
 
 /// The processes whose MPRIS media players are playing, on a session bus: a playing app is not
 /// frozen, even in the background.
@@ -25,16 +25,16 @@ import Logging
 ///
 /// Loop-confined like its connection: create it, use it and stop it on the connection's loop
 /// thread; `onChange` runs there.
-public final class MediaPlayers {
+package final class MediaPlayers {
     /// The object every MPRIS player serves.
-    public static let objectPath: ObjectPath = "/org/mpris/MediaPlayer2"
+    package static let objectPath: ObjectPath = "/org/mpris/MediaPlayer2"
     /// The interface of `PlaybackStatus`.
-    public static let playerInterface: InterfaceName = "org.mpris.MediaPlayer2.Player"
+    package static let playerInterface: InterfaceName = "org.mpris.MediaPlayer2.Player"
 
     /// The connection it follows the players on.
-    public let connection: DBusConnection
+    package let connection: DBusConnection
     /// The processes whose players are playing, as last reported.
-    public var playingProcesses: Set<Int32> { reported.processes }
+    package var playingProcesses: Set<Int32> { reported.processes }
     private var reported = ReportedProcesses()
 
     private let logger: Logger
@@ -49,7 +49,7 @@ public final class MediaPlayers {
     /// Starts following the players on `connection` (at once when connected, else once it
     /// connects); `onChange` gets the set of processes whose players are playing each time it
     /// changes (not the first, empty one). `timeout` bounds each call to a player.
-    public init(
+    package init(
         connection: DBusConnection, logger: Logger, maximumPlayers: Int = 256, timeout: Duration = .seconds(5),
         onChange: @escaping (Set<Int32>) -> Void
     ) {
@@ -74,7 +74,7 @@ public final class MediaPlayers {
     }
 
     /// Stops following the players: its match rules are removed, and nothing is reported any more.
-    public func stop() {
+    package func stop() {
         guard !stopped else { return }
         stopped = true
         handlers.cancelAll()

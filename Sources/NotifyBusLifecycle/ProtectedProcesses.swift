@@ -1,5 +1,5 @@
-import DBus
-import Logging
+package import DBus
+package import Logging
 
 /// The processes that must never be frozen, on a session bus: the owners of the desktop's
 /// shared services (the portal, the notification daemon, the secret service, the accessibility
@@ -21,19 +21,19 @@ import Logging
 ///
 /// Loop-confined like its connection: create it, use it and stop it on the connection's loop
 /// thread; `onChange` runs there.
-public final class ProtectedProcesses {
+package final class ProtectedProcesses {
     /// The names whose owners are protected by default: `org.freedesktop.portal.Desktop`,
     /// `org.freedesktop.Notifications`, `org.freedesktop.secrets`, `org.a11y.Bus`.
-    public static let defaultNames: [BusName] = [
+    package static let defaultNames: [BusName] = [
         "org.freedesktop.portal.Desktop", "org.freedesktop.Notifications", "org.freedesktop.secrets", "org.a11y.Bus",
     ]
 
     /// The connection it follows the names on.
-    public let connection: DBusConnection
+    package let connection: DBusConnection
     /// The names whose owners it protects (the bus daemon's process is protected too).
-    public let names: [BusName]
+    package let names: [BusName]
     /// The protected processes, as last reported.
-    public var processes: Set<Int32> { reported.processes }
+    package var processes: Set<Int32> { reported.processes }
     private var reported = ReportedProcesses()
 
     private let logger: Logger
@@ -45,7 +45,7 @@ public final class ProtectedProcesses {
     /// Starts following the owners of `names` and the bus daemon on `connection` (at once when
     /// connected, else once it connects); `onChange` gets the set of their processes each time
     /// it changes.
-    public init(
+    package init(
         connection: DBusConnection, logger: Logger, names: [BusName] = ProtectedProcesses.defaultNames,
         onChange: @escaping (Set<Int32>) -> Void
     ) {
@@ -66,7 +66,7 @@ public final class ProtectedProcesses {
     }
 
     /// Stops following the names: their watches are cancelled, and nothing is reported any more.
-    public func stop() {
+    package func stop() {
         guard !stopped else { return }
         stopped = true
         handlers.cancelAll()

@@ -1,4 +1,4 @@
-import EpollLoop
+package import EpollLoop
 import SystemSupport
 
 #if canImport(Glibc)
@@ -7,7 +7,7 @@ import Glibc
 
 /// Why sway's IPC could not be used: the connection could not be made, or what came over it was
 /// not sway's IPC.
-public enum SwayIPCError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum SwayIPCError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No socket path was given and `SWAYSOCK` is not set (sway is not running, or this process
     /// was not started from it).
     case noSocketPath
@@ -26,7 +26,7 @@ public enum SwayIPCError: Error, Sendable, Hashable, CustomStringConvertible {
     case messageTooLarge(length: UInt32, limit: Int)
 
     /// What went wrong, in words (with the system's text for an `errno`).
-    public var description: String {
+    package var description: String {
         switch self {
         case .noSocketPath:
             return "no sway IPC socket: none given and SWAYSOCK is not set"

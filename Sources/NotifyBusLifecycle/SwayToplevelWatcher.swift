@@ -1,4 +1,4 @@
-import EpollLoop
+package import EpollLoop
 
 #if canImport(Glibc)
 import Glibc
@@ -17,7 +17,7 @@ import Glibc
 /// timer of its own; the non-blocking socket is watched by the loop, and idle it costs nothing.
 /// A message over 16 MiB, a message without sway's magic, a tree that is not JSON, or the socket
 /// failing or closing ends it with one `.lost(reason:)`.
-public final class SwayToplevelWatcher {
+package final class SwayToplevelWatcher {
     /// The largest payload read (16 MiB); a larger one ends the connection.
     static let messageLimit = 16 << 20
     /// How much one read takes; at most 16 reads per readiness report, so that a busy socket
@@ -41,7 +41,7 @@ public final class SwayToplevelWatcher {
 
     /// The process at the other end of the socket when it was connected (`SO_PEERCRED`): sway's
     /// PID; `nil` when the kernel does not tell.
-    public let compositorPID: Int32?
+    package let compositorPID: Int32?
 
     /// Connects to sway's IPC socket at `socketPath` (`nil`: `$SWAYSOCK`), subscribes to window
     /// and workspace events and asks for the tree.
@@ -53,7 +53,7 @@ public final class SwayToplevelWatcher {
     /// - Throws: `SwayIPCError.noSocketPath`, `.socketPathTooLong`, `.connectFailed` (with the
     ///   `errno`: `ECONNREFUSED`, `ENOENT`), `.systemCall` when no socket can be made, `.loop`
     ///   when the loop will not watch it.
-    public init(
+    package init(
         context: LoopContext, socketPath: String?, onUpdate: @escaping (ToplevelUpdate) -> Void
     ) throws(SwayIPCError) {
         let environmentPath = getenv("SWAYSOCK").map { String(cString: $0) }
@@ -83,7 +83,7 @@ public final class SwayToplevelWatcher {
     }
 
     /// Closes the connection; nothing is reported after this. Calling it again does nothing.
-    public func stop() {
+    package func stop() {
         isFinished = true
         closeSocket()
     }

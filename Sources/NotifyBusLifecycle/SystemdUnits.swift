@@ -1,5 +1,5 @@
-import DBus
-import Logging
+package import DBus
+package import Logging
 
 /// The systemd user manager on a session bus (`org.freedesktop.systemd1` at
 /// `/org/freedesktop/systemd1`, interface `org.freedesktop.systemd1.Manager`): whether it
@@ -14,9 +14,9 @@ import Logging
 ///
 /// Loop-confined like its connection: create it, use it and stop it on the connection's loop
 /// thread; every reply runs there.
-public final class SystemdUnits {
+package final class SystemdUnits {
     /// What the manager says of a unit.
-    public enum Lookup: Sendable, Hashable {
+    package enum Lookup: Sendable, Hashable {
         /// It knows the unit: its object.
         case known(ObjectPath)
         /// It does not know the unit (`org.freedesktop.systemd1.NoSuchUnit`), or there is no
@@ -27,16 +27,16 @@ public final class SystemdUnits {
     }
 
     /// The manager's name.
-    public static let service: BusName = "org.freedesktop.systemd1"
+    package static let service: BusName = "org.freedesktop.systemd1"
     /// The manager's object.
-    public static let objectPath: ObjectPath = "/org/freedesktop/systemd1"
+    package static let objectPath: ObjectPath = "/org/freedesktop/systemd1"
     /// The manager's interface.
-    public static let managerInterface: InterfaceName = "org.freedesktop.systemd1.Manager"
+    package static let managerInterface: InterfaceName = "org.freedesktop.systemd1.Manager"
     /// The error of `GetUnit` for a unit the manager does not know.
-    public static let noSuchUnit = "org.freedesktop.systemd1.NoSuchUnit"
+    package static let noSuchUnit = "org.freedesktop.systemd1.NoSuchUnit"
 
     /// The connection it calls the manager on.
-    public let connection: DBusConnection
+    package let connection: DBusConnection
     private let logger: Logger
     private let timeout: Duration
     /// The manager's unique name, when known; `.some(nil)` when it is known to have none.
@@ -45,7 +45,7 @@ public final class SystemdUnits {
     private var stopped = false
 
     /// Follows the manager on `connection`; `timeout` bounds each call.
-    public init(connection: DBusConnection, logger: Logger, timeout: Duration = .seconds(10)) {
+    package init(connection: DBusConnection, logger: Logger, timeout: Duration = .seconds(10)) {
         self.connection = connection
         handlers = DBusHandlerSet(connection: connection)
         self.logger = logger
@@ -62,31 +62,31 @@ public final class SystemdUnits {
 
     /// Stops following the manager. Replies to calls made before are dropped, and calls made
     /// after get no reply.
-    public func stop() {
+    package func stop() {
         guard !stopped else { return }
         stopped = true
         handlers.cancelAll()
     }
 
     /// Asks the manager whether it knows the unit `name` (`GetUnit`); `reply` gets the answer.
-    public func lookUp(unit name: String, reply: @escaping (Lookup) -> Void) {
+    package func lookUp(unit name: String, reply: @escaping (Lookup) -> Void) {
         callManager("GetUnit", arguments: [.string(name)]) { result in reply(Self.lookup(from: result)) }
     }
 
     /// Freezes the unit `name` through the manager (`FreezeUnit`); `completion` gets success, or
     /// the error the manager (or the bus) answered, with its name and message.
-    public func freeze(unit name: String, completion: @escaping (Result<Void, DBusError>) -> Void) {
+    package func freeze(unit name: String, completion: @escaping (Result<Void, DBusError>) -> Void) {
         callManager("FreezeUnit", arguments: [.string(name)]) { result in completion(result.map { _ in () }) }
     }
 
     /// Thaws the unit `name` through the manager (`ThawUnit`); `completion` gets success, or the
     /// error the manager (or the bus) answered, with its name and message.
-    public func thaw(unit name: String, completion: @escaping (Result<Void, DBusError>) -> Void) {
+    package func thaw(unit name: String, completion: @escaping (Result<Void, DBusError>) -> Void) {
         callManager("ThawUnit", arguments: [.string(name)]) { result in completion(result.map { _ in () }) }
     }
 
     /// Whether a manager owns its name on the bus now, as last seen.
-    public var hasManager: Bool {
+    package var hasManager: Bool {
         if case .some(.some) = owner { return true }
         return false
     }
@@ -95,7 +95,7 @@ public final class SystemdUnits {
     /// (`StartTransientUnit(name, "fail", [PIDs, Slice, CollectMode inactive-or-failed], [])`);
     /// `completion` gets the job's object once the manager queued it (the process may reach the
     /// scope's cgroup a moment after), or the error.
-    public func startScope(
+    package func startScope(
         _ name: String, pid: UInt32, slice: String = "app.slice", completion: @escaping (Result<Void, DBusError>) -> Void
     ) {
         let properties: [DBusValue] = [

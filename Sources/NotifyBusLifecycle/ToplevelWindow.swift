@@ -1,19 +1,19 @@
 /// One toplevel window as a compositor reports it: what the lifecycle policy needs of it.
-public struct ToplevelWindow: Sendable, Hashable {
+package struct ToplevelWindow: Sendable, Hashable {
     /// The backend's name for the window, unique while it is open (sway's container id; a
     /// counter for the wlr protocol's handles and for KDE's windows).
-    public var id: UInt64
+    package var id: UInt64
     /// Its app id (Wayland `app_id`); `nil` or empty: the window is not tracked.
-    public var appID: String?
+    package var appID: String?
     /// The process that owns it, where the backend knows it (sway's IPC and KDE's protocol do;
     /// the wlr protocol does not).
-    public var pid: Int32?
+    package var pid: Int32?
     /// Whether it is activated: sway's `focused`, the wlr protocol's `activated` state, KDE's
     /// `active` state.
-    public var activated: Bool
+    package var activated: Bool
 
     /// A window.
-    public init(id: UInt64, appID: String?, pid: Int32? = nil, activated: Bool) {
+    package init(id: UInt64, appID: String?, pid: Int32? = nil, activated: Bool) {
         self.id = id
         self.appID = appID
         self.pid = pid
@@ -22,7 +22,7 @@ public struct ToplevelWindow: Sendable, Hashable {
 }
 
 /// What a window backend reports, on its loop's thread.
-public enum ToplevelUpdate: Sendable, Hashable {
+package enum ToplevelUpdate: Sendable, Hashable {
     /// Every open toplevel window, each time any of them changed (appeared, closed, changed app
     /// id or activation): the first one is the first list known.
     case windows([ToplevelWindow])

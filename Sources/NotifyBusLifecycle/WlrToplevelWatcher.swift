@@ -1,5 +1,5 @@
-import EpollLoop
-import Wayland
+package import EpollLoop
+package import Wayland
 
 /// The wlr window backend: the toplevel windows a wlroots compositor (sway, labwc, river, …)
 /// reports through `zwlr_foreign_toplevel_manager_v1`, as `ToplevelUpdate`s for the lifecycle
@@ -19,9 +19,9 @@ import Wayland
 /// registry's round trip, at most 200 ms unless told otherwise (a wlroots compositor answers it
 /// in about a millisecond); the lifecycle reads the registry on the loop instead
 /// (`WaylandToplevelBackend`).
-public final class WlrToplevelWatcher {
+package final class WlrToplevelWatcher {
     /// How long `init` waits for the compositor's registry unless told otherwise.
-    public static let registryTimeout: Duration = .milliseconds(200)
+    package static let registryTimeout: Duration = .milliseconds(200)
 
     private let onUpdate: (ToplevelUpdate) -> Void
     private var display: WaylandDisplay?
@@ -33,7 +33,7 @@ public final class WlrToplevelWatcher {
     /// The compositor's process id (the Wayland socket's peer credentials, `SO_PEERCRED`), taken
     /// when connecting: the process the freezer must never freeze. Kept after the connection
     /// ends.
-    public let compositorPID: Int32?
+    package let compositorPID: Int32?
 
     /// Connects to `display` (nil: `$WAYLAND_DISPLAY`, else `wayland-0`; relative to
     /// `$XDG_RUNTIME_DIR` as libwayland does), binds the manager (version min(3, offered)), and
@@ -47,7 +47,7 @@ public final class WlrToplevelWatcher {
     ///   `.protocolNotOffered("zwlr_foreign_toplevel_manager_v1")` when the compositor does not
     ///   offer the protocol (GNOME, KDE); `.noAnswer` when the compositor does not answer within
     ///   `registryTimeout`; `.connectionLost`, `.protocolError` when the connection fails meanwhile.
-    public convenience init(
+    package convenience init(
         context: LoopContext, display: String?, registryTimeout: Duration = WlrToplevelWatcher.registryTimeout,
         onUpdate: @escaping (ToplevelUpdate) -> Void
     ) throws(WaylandError) {
@@ -80,7 +80,7 @@ public final class WlrToplevelWatcher {
 
     /// Stops watching: destroys the manager's and the windows' proxies and disconnects; nothing
     /// is reported after this. Wraps `ForeignToplevelManager.stop()` and `WaylandDisplay.close()`.
-    public func stop() {
+    package func stop() {
         _ = reporting.end()
         release()
     }

@@ -1,4 +1,4 @@
-import NotifyBus
+public import NotifyBus
 import Synchronization
 
 /// Records everything that happens on a bus into an event log, as it happens.

@@ -1,4 +1,4 @@
-import NotifyBus
+public import NotifyBus
 
 /// An event log, format version 1 (specification: Event log format): a header and timed records.
 ///

@@ -5,7 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import NotifyBus
+public import NotifyBus
 import Synchronization
 
 /// Why a log could not be written.

@@ -1,4 +1,4 @@
-import NotifyBus
+public import NotifyBus
 
 /// One record of an event log (specification: Event log format, "Records"), without its time.
 public enum LogRecord: Sendable, Hashable {

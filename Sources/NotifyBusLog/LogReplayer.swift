@@ -1,4 +1,4 @@
-import NotifyBus
+public import NotifyBus
 
 /// One line of replay output: a subscriber's event at a log time.
 public struct ReplayLine: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import NotifyBus
+public import NotifyBus
 
 /// Seconds since the start of a log, kept in the JSON form it was written in
 /// (`3` stays `3`, `0.5` stays `0.5`).

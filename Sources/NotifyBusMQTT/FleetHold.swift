@@ -5,9 +5,9 @@ import OrderedCollections
 /// (its latest value and time, the counts of the messages it stands for added, the `previous` of
 /// the first: the value last printed); the resume flushes them in the order of each one's latest
 /// message. Host and broker statuses are never held.
-public struct FleetHold: Sendable {
+package struct FleetHold: Sendable {
     /// What to print, in order.
-    public enum Output: Sendable, Hashable {
+    package enum Output: Sendable, Hashable {
         /// An event, as received or as the flush merged it.
         case event(FleetEvent)
         /// The `suspended` line.
@@ -17,17 +17,17 @@ public struct FleetHold: Sendable {
     }
 
     /// Whether the watcher is suspended.
-    public private(set) var isSuspended = false
+    package private(set) var isSuspended = false
     private var held: OrderedDictionary<String, FleetNotification> = [:]
 
     /// A watcher that is not suspended.
-    public init() {}
+    package init() {}
 
     /// How many notifications are held.
-    public var heldCount: Int { held.count }
+    package var heldCount: Int { held.count }
 
     /// Handles what the broker brought.
-    public mutating func receive(_ event: FleetEvent) -> [Output] {
+    package mutating func receive(_ event: FleetEvent) -> [Output] {
         guard isSuspended, case .notification(let notification) = event else { return [.event(event)] }
         let slot = notification.host + "\u{0}" + notification.key
         if var merged = held.removeValue(forKey: slot) {
@@ -43,14 +43,14 @@ public struct FleetHold: Sendable {
     }
 
     /// Suspends: the `suspended` line; nothing when suspended already.
-    public mutating func suspend() -> [Output] {
+    package mutating func suspend() -> [Output] {
         guard !isSuspended else { return [] }
         isSuspended = true
         return [.suspended]
     }
 
     /// Resumes: the `resumed` line and the flush; nothing when not suspended.
-    public mutating func resume() -> [Output] {
+    package mutating func resume() -> [Output] {
         guard isSuspended else { return [] }
         isSuspended = false
         let flushed = held.values.map { Output.event(.notification($0)) }

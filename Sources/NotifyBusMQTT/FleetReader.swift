@@ -1,19 +1,19 @@
-import Mosquitto
-import NotifyBus
+package import Mosquitto
+package import NotifyBus
 
 /// Which hosts and keys `notifywatch --mqtt` watches: `HOST/PATTERN`, HOST a host id or `*`
 /// (specification: Publishing a fleet to MQTT).
-public struct FleetSelection: Sendable, Hashable {
+package struct FleetSelection: Sendable, Hashable {
     /// A host id, or `*` for every host.
-    public var host: String
+    package var host: String
     /// The keys.
-    public var pattern: KeyPattern
+    package var pattern: KeyPattern
 
     /// Every key of every host: `*/**`.
-    public static let everything = FleetSelection(host: "*", pattern: .all)
+    package static let everything = FleetSelection(host: "*", pattern: .all)
 
     /// A selection.
-    public init(host: String, pattern: KeyPattern) {
+    package init(host: String, pattern: KeyPattern) {
         self.host = host
         self.pattern = pattern
     }
@@ -21,7 +21,7 @@ public struct FleetSelection: Sendable, Hashable {
     /// Reads `HOST/PATTERN`; a lone `HOST` means all its keys.
     /// - Throws: `MQTTConfigurationError` for a host that cannot be a topic level or a pattern
     ///   with an empty segment.
-    public init(parsing text: String) throws(MQTTConfigurationError) {
+    package init(parsing text: String) throws(MQTTConfigurationError) {
         let host: String
         let pattern: String
         if let slash = text.firstIndex(of: "/") {
@@ -42,7 +42,7 @@ public struct FleetSelection: Sendable, Hashable {
 
     /// The subscription filters under `prefix` that bring its hosts' availability and its keys
     /// (possibly more).
-    public func filters(prefix: String) -> [String] {
+    package func filters(prefix: String) -> [String] {
         let hostLevel = host == "*" ? "+" : host
         // Availability first: a host's `source` line then comes before its values.
         return ["\(prefix)/\(hostLevel)/\(MQTTTopic.onlineLevel)", "\(prefix)/\(hostLevel)/\(MQTTTopic.filter(for: pattern))"]
@@ -52,7 +52,7 @@ public struct FleetSelection: Sendable, Hashable {
 }
 
 /// What a fleet watcher sees.
-public enum FleetEvent: Sendable, Hashable {
+package enum FleetEvent: Sendable, Hashable {
     /// The broker connection's status (a `source` line named `mqtt`).
     case broker(status: String, reason: String?)
     /// A host came online or went offline (its retained `$online`).
@@ -62,24 +62,24 @@ public enum FleetEvent: Sendable, Hashable {
 }
 
 /// One key's message from one host, as `notifywatch --mqtt` prints it.
-public struct FleetNotification: Sendable, Hashable {
+package struct FleetNotification: Sendable, Hashable {
     /// The host id (the topic level after the prefix).
-    public var host: String
+    package var host: String
     /// The key, unescaped.
-    public var key: String
+    package var key: String
     /// Its value.
-    public var value: JSONValue
+    package var value: JSONValue
     /// How many events it stands for, as published.
-    public var coalesced: Int
+    package var coalesced: Int
     /// The time of its latest event, as published (RFC 3339).
-    public var time: String
+    package var time: String
     /// The value this watcher last received for this host's key, if any.
-    public var previous: JSONValue?
+    package var previous: JSONValue?
     /// Whether it came from the broker's retained store (a current value) rather than live.
-    public var retained: Bool
+    package var retained: Bool
 
     /// A notification.
-    public init(
+    package init(
         host: String, key: String, value: JSONValue, coalesced: Int, time: String, previous: JSONValue?, retained: Bool
     ) {
         self.host = host
@@ -96,33 +96,33 @@ public struct FleetNotification: Sendable, Hashable {
 /// arrive: what is not the link's is skipped), filters by the selections, unescapes keys,
 /// remembers each key's previous value and each host's availability, and skips a message
 /// whose payload repeats the last one of its topic (a reconnection re-sends the retained ones).
-public struct FleetReader: Sendable {
+package struct FleetReader: Sendable {
     /// The first topic levels.
-    public let prefix: String
+    package let prefix: String
     /// The hosts and keys read; what else arrives is skipped.
-    public let selections: [FleetSelection]
+    package let selections: [FleetSelection]
     private var lastPayloads: [String: [UInt8]] = [:]
     private var values: [String: JSONValue] = [:]
     private var online: [String: Bool] = [:]
 
     /// The largest message read (the watcher also asks an MQTT 5 broker for nothing larger): a
     /// link's payloads are far smaller (the sources' values are at most 64 KiB of JSON).
-    public static let maximumMessageBytes = 1 << 20
+    package static let maximumMessageBytes = 1 << 20
 
     /// A reader of topics under `prefix`.
-    public init(prefix: String, selections: [FleetSelection]) {
+    package init(prefix: String, selections: [FleetSelection]) {
         self.prefix = prefix
         self.selections = selections.isEmpty ? [.everything] : selections
     }
 
     /// Every filter to subscribe to, without repeats.
-    public var filters: [String] {
+    package var filters: [String] {
         var seen: Set<String> = []
         return selections.flatMap { $0.filters(prefix: prefix) }.filter { seen.insert($0).inserted }
     }
 
     /// The events `message` stands for (none, or one).
-    public mutating func read(_ message: MosquittoMessage) -> FleetEvent? {
+    package mutating func read(_ message: MosquittoMessage) -> FleetEvent? {
         guard message.topic.hasPrefix(prefix + "/"), message.payload.count <= Self.maximumMessageBytes else { return nil }
         let rest = message.topic.dropFirst(prefix.count + 1)
         guard let slash = rest.firstIndex(of: "/") else { return nil }

@@ -1,4 +1,4 @@
-import Mosquitto
+package import Mosquitto
 import SystemSupport
 
 #if canImport(Glibc)
@@ -9,10 +9,10 @@ import Glibc
 /// The tools exit 64 with it.
 public struct MQTTConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What is wrong, in words.
-    public var message: String
+    package var message: String
 
     /// An error saying `message`.
-    public init(_ message: String) { self.message = message }
+    package init(_ message: String) { self.message = message }
 
     /// The message.
     public var description: String { message }
@@ -22,28 +22,28 @@ public struct MQTTConfigurationError: Error, Sendable, Hashable, CustomStringCon
 /// (specification: Publishing a fleet to MQTT).
 public struct MQTTBrokerSettings: Sendable, Hashable {
     /// The broker's host name or address (IPv6 without brackets).
-    public var host: String
+    package var host: String
     /// The broker's port: from the URL, else 1883 (`mqtt`) or 8883 (`mqtts`).
-    public var port: Int
+    package var port: Int
     /// Whether the URL said `mqtts`.
-    public var usesTLS: Bool
+    package var usesTLS: Bool
     /// `username`.
-    public var username: String?
+    package var username: String?
     /// `password`.
-    public var password: String?
+    package var password: String?
     /// `ca-file`.
-    public var caFile: String?
+    package var caFile: String?
     /// `cert-file`.
-    public var certFile: String?
+    package var certFile: String?
     /// `key-file`.
-    public var keyFile: String?
+    package var keyFile: String?
     /// `keepalive`, in seconds (default 60).
-    public var keepalive: Int = 60
+    package var keepalive: Int = 60
     /// `client-id`, if the file gives one.
-    public var clientID: String?
+    package var clientID: String?
 
     /// The keys a config file may hold.
-    public static let configKeys = [
+    package static let configKeys = [
         "username", "password", "ca-file", "cert-file", "key-file", "keepalive", "client-id",
     ]
 
@@ -102,7 +102,7 @@ public struct MQTTBrokerSettings: Sendable, Hashable {
     /// - Throws: `MQTTConfigurationError`: the file cannot be read, a line has no `=`, a key is
     ///   unknown or given twice, a value is bad (a keepalive outside 5…65535, a file named by
     ///   `ca-file`, `cert-file` or `key-file` that cannot be read), or TLS files with an `mqtt://` URL.
-    public mutating func readConfig(path: String) throws(MQTTConfigurationError) {
+    package mutating func readConfig(path: String) throws(MQTTConfigurationError) {
         let limit = 1 << 20  // a config file is a few lines
         switch SmallFile.contents(of: path, limit: limit + 1) {
         case .failure(let error):
@@ -161,7 +161,7 @@ public struct MQTTBrokerSettings: Sendable, Hashable {
 
     /// The libmosquitto configuration for a client `clientID` with these settings, speaking
     /// `protocolVersion` (MQTT 5 first; 3.1.1 where the broker refuses 5).
-    public func mosquittoConfiguration(
+    package func mosquittoConfiguration(
         clientID: String, cleanSession: Bool, will: MosquittoConfiguration.Will?,
         protocolVersion: MosquittoConfiguration.ProtocolVersion
     ) -> MosquittoConfiguration {
@@ -180,7 +180,7 @@ public struct MQTTBrokerSettings: Sendable, Hashable {
     }
 
     /// The URL these settings came from, for messages.
-    public var url: String {
+    package var url: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host
         return "\(usesTLS ? "mqtts" : "mqtt")://\(shownHost):\(port)"
     }

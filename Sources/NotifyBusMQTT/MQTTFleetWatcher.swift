@@ -1,4 +1,4 @@
-import EpollLoop
+package import EpollLoop
 import Mosquitto
 import SystemSupport
 
@@ -9,18 +9,18 @@ import SystemSupport
 /// received are skipped.
 ///
 /// The handle is `Sendable`; the connection lives on `loop`, and `onEvent` runs there.
-public final class MQTTFleetWatcher: Sendable {
+package final class MQTTFleetWatcher: Sendable {
     /// The broker.
-    public let broker: MQTTBrokerSettings
+    package let broker: MQTTBrokerSettings
     /// The first topic levels.
-    public let prefix: String
+    package let prefix: String
     /// The hosts and keys watched.
-    public let selections: [FleetSelection]
+    package let selections: [FleetSelection]
     private let loop: EventLoopThread
     private let key = LoopLocalKey<FleetConnection>()
 
     /// A watcher; nothing happens before `start`.
-    public init(broker: MQTTBrokerSettings, prefix: String, selections: [FleetSelection], loop: EventLoopThread) {
+    package init(broker: MQTTBrokerSettings, prefix: String, selections: [FleetSelection], loop: EventLoopThread) {
         self.broker = broker
         self.prefix = prefix
         self.selections = selections.isEmpty ? [.everything] : selections
@@ -28,7 +28,7 @@ public final class MQTTFleetWatcher: Sendable {
     }
 
     /// Connects and subscribes; `onEvent` is told what arrives, on the loop thread.
-    public func start(onEvent: @escaping @Sendable (FleetEvent) -> Void) throws(EventLoopError) {
+    package func start(onEvent: @escaping @Sendable (FleetEvent) -> Void) throws(EventLoopError) {
         let key = self.key
         let broker = self.broker
         let reader = FleetReader(prefix: prefix, selections: selections)
@@ -43,7 +43,7 @@ public final class MQTTFleetWatcher: Sendable {
     }
 
     /// Disconnects and releases the connection.
-    public func stop() async {
+    package func stop() async {
         await key.release(on: loop) { $0.close() }
     }
 }

@@ -2,19 +2,20 @@ import EpollLoop
 import Logging
 import Mosquitto
 import NotifyBus
-import NotifyBusSources
+import SourceFramework
 import SystemSupport
 
 /// The MQTT link on the loop: carries out `MQTTLinkState`'s actions with a `MosquittoClient`
 /// (a new one per connection attempt), the bus subscription and loop timers.
 ///
-/// Lives on the loop thread only (in the loop's storage, under `MQTTLinkService`'s key).
+/// Lives on the loop thread only (in the loop's storage, under `MQTTLinkSource`'s key).
 final class MQTTLink: BrokerHostResolving, BrokerClientOwner {
     let configuration: MQTTLinkConfiguration
     let bus: NotificationBus
     unowned let context: LoopContext
     let logger: Logger
-    private let onStatus: (SourceStatus) -> Void
+    /// Makes a status of the link its source's.
+    private let report: (SourceStatus) -> Void
     private let onReady: @Sendable () -> Void
     /// Starts looking a host name up; the answer comes back through `resolved(attempt:failure:)`.
     private let lookUp: @Sendable (_ host: String, _ attempt: UInt64) -> Void
@@ -40,7 +41,7 @@ final class MQTTLink: BrokerHostResolving, BrokerClientOwner {
     /// loop and bring the loop to call `resolved(attempt:failure:)`.
     init(
         configuration: MQTTLinkConfiguration, bus: NotificationBus, context: LoopContext, logger: Logger,
-        onStatus: @escaping (SourceStatus) -> Void, onReady: @escaping @Sendable () -> Void,
+        report: @escaping (SourceStatus) -> Void, onReady: @escaping @Sendable () -> Void,
         lookUp: @escaping @Sendable (_ host: String, _ attempt: UInt64) -> Void,
         random: @escaping () -> Double = { Double.random(in: 0..<1) }
     ) {
@@ -48,7 +49,7 @@ final class MQTTLink: BrokerHostResolving, BrokerClientOwner {
         self.bus = bus
         self.context = context
         self.logger = logger
-        self.onStatus = onStatus
+        self.report = report
         self.onReady = onReady
         self.lookUp = lookUp
         self.random = random
@@ -67,7 +68,7 @@ final class MQTTLink: BrokerHostResolving, BrokerClientOwner {
             name: nil, onReady: onReady)
         subscription.suspend()
         self.subscription = subscription
-        onStatus(.starting(reason: "connecting to \(configuration.broker.url)"))
+        report(.starting(reason: "connecting to \(configuration.broker.url)"))
         run(state.handle(.start))
     }
 
@@ -132,7 +133,7 @@ final class MQTTLink: BrokerHostResolving, BrokerClientOwner {
             case .running: logger.notice("connected to the MQTT broker \(configuration.broker.url)")
             default: logger.warning("MQTT link \(status.name): \(status.reason ?? "")")
             }
-            onStatus(status)
+            report(status)
         case .disconnect: client?.disconnect()
         case .closeClient:
             client?.close()

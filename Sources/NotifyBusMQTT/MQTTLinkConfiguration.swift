@@ -1,19 +1,19 @@
-import Mosquitto
-import NotifyBus
+package import Mosquitto
+public import NotifyBus
 import SystemSupport
 
 /// What `notifybusd --mqtt` publishes and where (specification: Publishing a fleet to MQTT).
 public struct MQTTLinkConfiguration: Sendable, Hashable {
     /// The broker and how to reach it.
-    public var broker: MQTTBrokerSettings
+    package var broker: MQTTBrokerSettings
     /// The first topic levels (may contain `/`); default `notifybus`.
-    public var prefix: String
+    package var prefix: String
     /// This host's topic level; default the hostname.
-    public var hostID: String
+    package var hostID: String
     /// The keys published; default every key.
-    public var patterns: [KeyPattern]
+    package var patterns: [KeyPattern]
     /// The most keys held while the broker is away (the link's suspended subscription's limit).
-    public var limit: Int
+    package var limit: Int
 
     /// The default prefix.
     public static let defaultPrefix = "notifybus"
@@ -41,17 +41,17 @@ public struct MQTTLinkConfiguration: Sendable, Hashable {
     }
 
     /// The client identifier: the config file's `client-id`, else `notifybus-<host-id>`.
-    public var clientID: String { broker.clientID ?? "notifybus-\(hostID)" }
+    package var clientID: String { broker.clientID ?? "notifybus-\(hostID)" }
 
     /// The topic of `key`.
-    public func topic(for key: String) -> String { MQTTTopic.topic(prefix: prefix, hostID: hostID, key: key) }
+    package func topic(for key: String) -> String { MQTTTopic.topic(prefix: prefix, hostID: hostID, key: key) }
 
     /// This host's availability topic.
-    public var onlineTopic: String { MQTTTopic.onlineTopic(prefix: prefix, hostID: hostID) }
+    package var onlineTopic: String { MQTTTopic.onlineTopic(prefix: prefix, hostID: hostID) }
 
     /// The libmosquitto configuration speaking `protocolVersion`: a persistent session, and
     /// the will that sets `$online` to `false`, retained, QoS 1.
-    public func mosquittoConfiguration(_ protocolVersion: MosquittoConfiguration.ProtocolVersion) -> MosquittoConfiguration {
+    package func mosquittoConfiguration(_ protocolVersion: MosquittoConfiguration.ProtocolVersion) -> MosquittoConfiguration {
         broker.mosquittoConfiguration(
             clientID: clientID, cleanSession: false,
             will: .init(topic: onlineTopic, payload: Array("false".utf8), qos: 1, retain: true),

@@ -1,8 +1,8 @@
-import Mosquitto
-import NotifyBus
-import NotifyBusSources
-import DequeModule
-import OrderedCollections
+package import Mosquitto
+package import NotifyBus
+package import SourceFramework
+package import DequeModule
+package import OrderedCollections
 
 /// The MQTT link's logic as a plain state machine: events in, actions out, no I/O (the driver,
 /// `MQTTLink`, carries the actions out on the loop).
@@ -20,18 +20,18 @@ import OrderedCollections
 public struct MQTTLinkState: Sendable {
     /// One retained message owed for a key: its latest value, the bus time of the latest event
     /// it stands for, and how many events it stands for.
-    public struct Message: Sendable, Hashable {
+    package struct Message: Sendable, Hashable {
         /// The key.
-        public var key: String
+        package var key: String
         /// Its latest value.
-        public var value: JSONValue
+        package var value: JSONValue
         /// The bus time of the latest event it stands for.
-        public var time: Duration
+        package var time: Duration
         /// How many events it stands for (0: a current value, sent without an event).
-        public var coalesced: Int
+        package var coalesced: Int
 
         /// A message.
-        public init(key: String, value: JSONValue, time: Duration, coalesced: Int) {
+        package init(key: String, value: JSONValue, time: Duration, coalesced: Int) {
             self.key = key
             self.value = value
             self.time = time
@@ -56,7 +56,7 @@ public struct MQTTLinkState: Sendable {
     }
 
     /// What happened.
-    public enum Event: Sendable, Hashable {
+    package enum Event: Sendable, Hashable {
         /// Start the link.
         case start
         /// The broker accepted the connection.
@@ -88,7 +88,7 @@ public struct MQTTLinkState: Sendable {
     }
 
     /// What to do, in order.
-    public enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         /// Make a new client and connect it, speaking this version.
         case connect(MosquittoConfiguration.ProtocolVersion)
         /// Publish `$online` with this value (retained, QoS 1).
@@ -115,29 +115,29 @@ public struct MQTTLinkState: Sendable {
     }
 
     /// The first delay between attempts.
-    public static let firstDelay = Duration.seconds(1)
+    package static let firstDelay = Duration.seconds(1)
     /// The longest delay between attempts.
-    public static let longestDelay = Duration.seconds(60)
+    package static let longestDelay = Duration.seconds(60)
     /// How far each delay may be off, up or down (a fraction of it).
-    public static let jitter = 0.2
+    package static let jitter = 0.2
     /// The most publishes handed to the connection and not acknowledged yet (libmosquitto's
     /// default in-flight limit).
-    public static let window = 20
+    package static let window = 20
 
     /// Where the connection is.
-    public private(set) var phase = Phase.idle
+    package private(set) var phase = Phase.idle
     /// The protocol version of the attempts: MQTT 5 until a broker refuses it, then 3.1.1.
-    public private(set) var protocolVersion = MosquittoConfiguration.ProtocolVersion.v5
+    package private(set) var protocolVersion = MosquittoConfiguration.ProtocolVersion.v5
     /// Messages owed to the broker, in the order they will leave.
-    public private(set) var unsent: OrderedDictionary<String, Message> = [:]
+    package private(set) var unsent: OrderedDictionary<String, Message> = [:]
     /// Live events taken from the bus and not handed to the connection yet, in publish order.
-    public private(set) var live: Deque<Message> = []
+    package private(set) var live: Deque<Message> = []
     /// Publishes not acknowledged yet, in the order they left.
-    public private(set) var inflight: OrderedDictionary<Int32, Message> = [:]
+    package private(set) var inflight: OrderedDictionary<Int32, Message> = [:]
     /// Failed attempts since the last connection.
-    public private(set) var failures = 0
+    package private(set) var failures = 0
     /// Whether a connection has ever been made.
-    public private(set) var hasConnected = false
+    package private(set) var hasConnected = false
     /// The message ID of `$online` false while stopping.
     private var offlineMessageID: Int32?
     /// Whether the bus subscription is resumed.
@@ -154,10 +154,10 @@ public struct MQTTLinkState: Sendable {
     private var keysTaken: Set<String> = []
 
     /// A link that has not started.
-    public init() {}
+    package init() {}
 
     /// The delay before attempt `failures + 1`: 1 s doubling to 60 s, ±20 % by `random`.
-    public static func delay(afterFailures failures: Int, random: Double) -> Duration {
+    package static func delay(afterFailures failures: Int, random: Double) -> Duration {
         let base = min(64.0, Double(1 << min(max(failures - 1, 0), 6)))
         let capped = min(base, 60.0)
         let factor = 1.0 + jitter * (2.0 * min(max(random, 0.0), 1.0) - 1.0)
@@ -165,7 +165,7 @@ public struct MQTTLinkState: Sendable {
     }
 
     /// Handles `event`; returns what to do.
-    public mutating func handle(_ event: Event) -> [Action] {
+    package mutating func handle(_ event: Event) -> [Action] {
         switch event {
         case .start:
             guard phase == .idle else { return [] }
@@ -296,7 +296,7 @@ public struct MQTTLinkState: Sendable {
     }
 
     /// Records the message ID of `$online` false, so that its acknowledgement ends the stop.
-    public mutating func offlineSent(messageID: Int32) {
+    package mutating func offlineSent(messageID: Int32) {
         if phase == .stopping { offlineMessageID = messageID }
     }
 

@@ -1,14 +1,14 @@
-import NotifyBus
+public import NotifyBus
 
 /// A key's retained message (specification: Publishing a fleet to MQTT): `{"value": V, "time": "RFC 3339", "coalesced": N}`,
 /// UTF-8 JSON, the value as the bus holds it (numbers in their JSON form).
 public struct MQTTPayload: Sendable, Hashable {
     /// The key's value.
-    public var value: JSONValue
+    package var value: JSONValue
     /// The time of the latest event the message stands for, as the payload wrote it.
-    public var time: String
+    package var time: String
     /// How many events it stands for (0 for a current value sent without an event).
-    public var coalesced: Int
+    package var coalesced: Int
 
     /// A payload.
     public init(value: JSONValue, time: String, coalesced: Int) {
@@ -29,7 +29,7 @@ public struct MQTTPayload: Sendable, Hashable {
 
     /// Reads a payload; `nil` when `bytes` are not a JSON object with a `value` (anything may
     /// arrive from a broker): a missing `time` reads as empty, a missing or odd `coalesced` as 1.
-    public init?(bytes: [UInt8]) {
+    package init?(bytes: [UInt8]) {
         guard let parsed = try? JSONValue(parsing: bytes), case .object(let object) = parsed,
               let value = object["value"]
         else { return nil }

@@ -1,14 +1,14 @@
-import NotifyBus
+package import NotifyBus
 
 /// The topic layout of specification: Publishing a fleet to MQTT: one topic per key, `<prefix>/<host-id>/<key>`, the key's
 /// MQTT wildcards and `%` escaped, and `<prefix>/<host-id>/$online` for the host's availability.
-public enum MQTTTopic {
+package enum MQTTTopic {
     /// The last level of a host's availability topic.
-    public static let onlineLevel = "$online"
+    package static let onlineLevel = "$online"
 
     /// `key` as topic levels: `+`, `#`, `%` and NUL become `%2B`, `%23`, `%25` and `%00`;
     /// everything else, `/` included, stays.
-    public static func escape(_ key: String) -> String {
+    package static func escape(_ key: String) -> String {
         var needs = false
         for byte in key.utf8 where byte == 0x2B || byte == 0x23 || byte == 0x25 || byte == 0 {
             needs = true
@@ -31,7 +31,7 @@ public enum MQTTTopic {
 
     /// The key an escaped topic tail stands for: `%2B`, `%23`, `%25` and `%00` (either case of
     /// hex digits) become `+`, `#`, `%` and NUL; any other `%` stays as it is.
-    public static func unescape(_ text: String) -> String {
+    package static func unescape(_ text: String) -> String {
         guard text.utf8.contains(0x25) else { return text }
         let bytes = Array(text.utf8)
         var out: [UInt8] = []
@@ -63,18 +63,18 @@ public enum MQTTTopic {
     }
 
     /// The topic of `key` for `hostID` under `prefix`.
-    public static func topic(prefix: String, hostID: String, key: String) -> String {
+    package static func topic(prefix: String, hostID: String, key: String) -> String {
         "\(prefix)/\(hostID)/\(escape(key))"
     }
 
     /// The availability topic of `hostID` under `prefix`.
-    public static func onlineTopic(prefix: String, hostID: String) -> String {
+    package static func onlineTopic(prefix: String, hostID: String) -> String {
         "\(prefix)/\(hostID)/\(onlineLevel)"
     }
 
     /// What is wrong with `hostID` as one topic level, or `nil`: it must be non-empty and hold no
     /// `/`, `+`, `#` or NUL.
-    public static func hostIDProblem(_ hostID: String) -> String? {
+    package static func hostIDProblem(_ hostID: String) -> String? {
         if hostID.isEmpty { return "the host id is empty" }
         for (byte, name) in [(UInt8(ascii: "/"), "/"), (UInt8(ascii: "+"), "+"), (UInt8(ascii: "#"), "#"), (0, "NUL")]
         where hostID.utf8.contains(byte) {
@@ -85,7 +85,7 @@ public enum MQTTTopic {
 
     /// What is wrong with `prefix` as the first levels of every topic, or `nil`: non-empty, no
     /// `+`, `#` or NUL, and neither starting nor ending with `/`.
-    public static func prefixProblem(_ prefix: String) -> String? {
+    package static func prefixProblem(_ prefix: String) -> String? {
         if prefix.isEmpty { return "the prefix is empty" }
         for (byte, name) in [(UInt8(ascii: "+"), "+"), (UInt8(ascii: "#"), "#"), (0, "NUL")] where prefix.utf8.contains(byte) {
             return "the prefix \"\(prefix)\" contains \(name), an MQTT wildcard"
@@ -98,7 +98,7 @@ public enum MQTTTopic {
 
     /// The subscription filter that receives every key `pattern` matches (and possibly more:
     /// `**` before the last segment widens to `#`; match the unescaped key afterwards).
-    public static func filter(for pattern: KeyPattern) -> String {
+    package static func filter(for pattern: KeyPattern) -> String {
         var levels: [String] = []
         for segment in pattern.text.split(separator: "/", omittingEmptySubsequences: false) {
             switch segment {

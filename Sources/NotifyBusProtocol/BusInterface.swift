@@ -1,33 +1,33 @@
-import DBus
+package import DBus
 
 /// The names and limits of `notifybusd`'s D-Bus interface, Version 2, shared by the daemon and
 /// its clients.
-public enum BusInterface {
+package enum BusInterface {
     /// The daemon's well-known name on the session bus.
-    public static let busName: BusName = "org.notifybus.Bus1"
+    package static let busName: BusName = "org.notifybus.Bus1"
     /// The bus object.
-    public static let path: ObjectPath = "/org/notifybus/Bus1"
+    package static let path: ObjectPath = "/org/notifybus/Bus1"
     /// The bus object's interface: `Subscribe`, `GetValue`, `Snapshot`, `Sources`, `Version`.
-    public static let interface: InterfaceName = "org.notifybus.Bus1"
+    package static let interface: InterfaceName = "org.notifybus.Bus1"
     /// A subscription object's interface: `Suspend`, `Resume`, `Cancel`, `Resync`, `State`, `Events`.
-    public static let subscriptionInterface: InterfaceName = "org.notifybus.Subscription1"
+    package static let subscriptionInterface: InterfaceName = "org.notifybus.Subscription1"
     /// The signal that carries a subscription's events to its owner.
-    public static let eventsSignal: MemberName = "Events"
+    package static let eventsSignal: MemberName = "Events"
     /// The version the `Version` property reports: 2 (elements numbered by `seq`, notifications
     /// with `kind`, `first` and `last`, `Resync`, signals of at most 1 MiB).
-    public static let version: UInt32 = 2
+    package static let version: UInt32 = 2
 
     /// The path every subscription object is below: `/org/notifybus/Bus1/subscription`.
-    public static let subscriptionPrefix: ObjectPath = "/org/notifybus/Bus1/subscription"
+    package static let subscriptionPrefix: ObjectPath = "/org/notifybus/Bus1/subscription"
 
     /// The path of subscription number `number`: `/org/notifybus/Bus1/subscription/<n>`.
-    public static func subscriptionPath(_ number: UInt64) -> ObjectPath {
+    package static func subscriptionPath(_ number: UInt64) -> ObjectPath {
         ObjectPath(rawValue: "\(subscriptionPrefix.rawValue)/\(number)") ?? path
     }
 
     /// The number of the subscription at `path`, when `path` is one's (`<n>` in its decimal
     /// form, without leading zeros).
-    public static func subscriptionNumber(of path: ObjectPath) -> UInt64? {
+    package static func subscriptionNumber(of path: ObjectPath) -> UInt64? {
         let text = path.rawValue
         let prefix = subscriptionPrefix.rawValue + "/"
         guard text.hasPrefix(prefix), let number = UInt64(text.dropFirst(prefix.count)),
@@ -37,39 +37,39 @@ public enum BusInterface {
     }
 
     /// Error names of the interface.
-    public enum ErrorName {
+    package enum ErrorName {
         /// `GetValue` of a key the bus has no value for.
-        public static let unknownKey = "org.notifybus.Error.UnknownKey"
+        package static let unknownKey = "org.notifybus.Error.UnknownKey"
         /// A bound of the daemon passed: subscriptions (per connection, per application, in all),
         /// patterns in one call or bytes in one pattern or in all, a call's body, a reply's size.
-        public static let limitsExceeded = "org.notifybus.Error.LimitsExceeded"
+        package static let limitsExceeded = "org.notifybus.Error.LimitsExceeded"
     }
 
     /// The bounds the daemon keeps whatever its clients ask.
-    public enum Limits {
+    package enum Limits {
         /// Subscriptions one connection may hold.
-        public static let subscriptionsPerConnection = 64
+        package static let subscriptionsPerConnection = 64
         /// Subscriptions one application may hold: the processes of one app scope (a cgroup named
         /// `app-*.scope`), else one process.
-        public static let subscriptionsPerApplication = 256
+        package static let subscriptionsPerApplication = 256
         /// Subscriptions all clients together may hold, unless `--max-subscriptions` says otherwise.
-        public static let defaultMaximumSubscriptions = 4096
+        package static let defaultMaximumSubscriptions = 4096
         /// Bytes of patterns all subscriptions together may keep.
-        public static let patternBytesInAll = 16 << 20
+        package static let patternBytesInAll = 16 << 20
         /// Bytes of a method call's body: a call past it is refused unread.
-        public static let callBodyBytes = 128 << 10
+        package static let callBodyBytes = 128 << 10
         /// Bytes of one signal or reply of the daemon.
-        public static let signalBytes = 1 << 20
+        package static let signalBytes = 1 << 20
         /// Patterns in one subscription or `Snapshot`.
-        public static let patternsPerSubscription = 64
+        package static let patternsPerSubscription = 64
         /// Bytes in one pattern.
-        public static let patternBytes = 1024
+        package static let patternBytes = 1024
         /// The largest `limit` option.
-        public static let maximumLimit = 65_536
+        package static let maximumLimit = 65_536
         /// Entries held for one connection's suspended subscriptions together, and for one
         /// application's.
-        public static let heldPerConnection = 65_536
+        package static let heldPerConnection = 65_536
         /// Entries held for all connections together, unless `--max-held` says otherwise.
-        public static let defaultMaximumHeld = 1_048_576
+        package static let defaultMaximumHeld = 1_048_576
     }
 }

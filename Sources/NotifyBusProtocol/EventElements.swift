@@ -1,17 +1,17 @@
-import DBus
-import NotifyBus
-import SystemSupport
+package import DBus
+package import NotifyBus
+package import SystemSupport
 
 /// The elements of an `Events` signal (`aa{sv}`): each one line of the `notifywatch` output as a
 /// dictionary, values as JSON text, numbered by `seq`. The daemon encodes a subscription's events
 /// with it, and a client decodes them back into the same `SubscriptionEvent`s an in-process bus
 /// yields (specification: D-Bus interface, "Events").
-public enum EventElements {
+package enum EventElements {
     /// The fields of `event`'s element: `type`, `t` (seconds since the daemon started, from
     /// `event`'s time), `time` (RFC 3339, `origin` being the wall-clock time of t = 0), `seq`, and
     /// the fields of its type; a notification has `kind`, `first` and `last` too. Every value is
     /// basic (`s`, `d`, `u`, `t`).
-    public static func fields(of event: SubscriptionEvent, seq: UInt64, origin: WallTime) -> [(String, DBusValue)] {
+    package static func fields(of event: SubscriptionEvent, seq: UInt64, origin: WallTime) -> [(String, DBusValue)] {
         var fields: [(String, DBusValue)] = []
         fields.reserveCapacity(11)
         func common(_ type: String, _ time: Duration) {
@@ -43,7 +43,7 @@ public enum EventElements {
     }
 
     /// The element of `event` (its `fields(of:seq:origin:)` as an `a{sv}`).
-    public static func encode(_ event: SubscriptionEvent, seq: UInt64, origin: WallTime) -> DBusValue {
+    package static func encode(_ event: SubscriptionEvent, seq: UInt64, origin: WallTime) -> DBusValue {
         .vardict(fields(of: event, seq: seq, origin: origin))
     }
 
@@ -51,7 +51,7 @@ public enum EventElements {
     /// fields: one signal, or where they would pass `maximumBytes` marshalled, consecutive signals
     /// of at most that many bytes each, in order. An event too large for a signal of its own is
     /// sent alone.
-    public static func signals(
+    package static func signals(
         _ events: [SubscriptionEvent], firstSeq: UInt64, origin: WallTime,
         maximumBytes: Int = BusInterface.Limits.signalBytes
     ) -> [[[(String, DBusValue)]]] {
@@ -77,7 +77,7 @@ public enum EventElements {
     }
 
     /// The arguments of the `Events` signals that carry `events` (see `signals(_:firstSeq:origin:maximumBytes:)`).
-    public static func signalArguments(
+    package static func signalArguments(
         _ events: [SubscriptionEvent], firstSeq: UInt64, origin: WallTime,
         maximumBytes: Int = BusInterface.Limits.signalBytes
     ) -> [DBusValue] {
@@ -102,15 +102,15 @@ public enum EventElements {
     }
 
     /// What an `Events` signal's argument decodes to.
-    public struct Decoded: Sendable, Hashable {
+    package struct Decoded: Sendable, Hashable {
         /// Its events, in order.
-        public var events: [SubscriptionEvent]
+        package var events: [SubscriptionEvent]
         /// The `seq` of its first element that had one; `nil` when none had.
-        public var firstSeq: UInt64?
+        package var firstSeq: UInt64?
         /// The `seq` of its last element that had one; `nil` when none had.
-        public var lastSeq: UInt64?
+        package var lastSeq: UInt64?
         /// What was skipped, in words.
-        public var skipped: [String]
+        package var skipped: [String]
     }
 
     /// Reads the argument of an `Events` signal back into events, in order.
@@ -126,7 +126,7 @@ public enum EventElements {
     /// they count from the receiver's start as an in-process bus's times count from the bus's;
     /// without one (or for an element whose `time` cannot be read), they are the daemon's `t`.
     /// `first` and `last` are moved by the same amount as the element's time.
-    public static func decode(_ argument: DBusValue, origin: WallTime? = nil) -> Decoded {
+    package static func decode(_ argument: DBusValue, origin: WallTime? = nil) -> Decoded {
         var decoded = Decoded(events: [], firstSeq: nil, lastSeq: nil, skipped: [])
         var context = BusNotification.Kind.live
         for element in argument.arrayElements ?? [] {
@@ -205,7 +205,7 @@ public enum EventElements {
 extension BusNotification.Kind {
     /// The kind as an element's `kind` field names it: `live`, `flushed`, `collapsed`, `initial`,
     /// `resync`.
-    public var wireName: String {
+    package var wireName: String {
         switch self {
         case .live: "live"
         case .flushed: "flushed"
@@ -216,7 +216,7 @@ extension BusNotification.Kind {
     }
 
     /// The kind an element's `kind` field names; `nil` for a name it does not know.
-    public init?(wireName: String) {
+    package init?(wireName: String) {
         switch wireName {
         case "live": self = .live
         case "flushed": self = .flushed

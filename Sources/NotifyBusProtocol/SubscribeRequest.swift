@@ -1,21 +1,21 @@
-import DBus
-import NotifyBus
+package import DBus
+package import NotifyBus
 
 /// What a `Subscribe` call asks for: its patterns and options, checked once.
-public struct SubscribeRequest: Sendable, Hashable {
+package struct SubscribeRequest: Sendable, Hashable {
     /// The key patterns; an empty list asks for every key (`**`).
-    public var patterns: [KeyPattern]
+    package var patterns: [KeyPattern]
     /// What a resume delivers.
-    public var policy: DeliveryPolicy
+    package var policy: DeliveryPolicy
     /// The most entries held while suspended.
-    public var limit: Int
+    package var limit: Int
     /// Whether the current values come first.
-    public var initial: InitialDelivery
+    package var initial: InitialDelivery
     /// Whether the subscription is suspended while its owner's process is frozen or stopped.
-    public var followsFreezer: Bool
+    package var followsFreezer: Bool
 
     /// A request; the defaults are the daemon's.
-    public init(
+    package init(
         patterns: [KeyPattern] = [.all], policy: DeliveryPolicy = .latest, limit: Int = NotificationBus.defaultLimit,
         initial: InitialDelivery = .none, followsFreezer: Bool = true
     ) {
@@ -27,7 +27,7 @@ public struct SubscribeRequest: Sendable, Hashable {
     }
 
     /// Why a call's arguments were refused.
-    public enum Refusal: Error, Sendable, Hashable {
+    package enum Refusal: Error, Sendable, Hashable {
         /// An unknown option, an option of the wrong type or an invalid value (`InvalidArgs`).
         case invalidArgs(String)
         /// A bound of the daemon passed: too many patterns, a pattern too long, too many
@@ -37,7 +37,7 @@ public struct SubscribeRequest: Sendable, Hashable {
         case failed(String)
 
         /// The D-Bus error to answer with.
-        public var error: DBusError {
+        package var error: DBusError {
             switch self {
             case .invalidArgs(let message): DBusError(name: DBusError.Name.invalidArgs, message: message)
             case .limitsExceeded(let message): DBusError(name: BusInterface.ErrorName.limitsExceeded, message: message)
@@ -48,7 +48,7 @@ public struct SubscribeRequest: Sendable, Hashable {
 
     /// Reads the arguments of `Subscribe(as patterns, a{sv} options)`.
     /// - Throws: `Refusal` naming what is wrong.
-    public init(arguments: [DBusValue]) throws(Refusal) {
+    package init(arguments: [DBusValue]) throws(Refusal) {
         guard arguments.count == 2, case .array("s", let patternValues) = arguments[0],
               case .dictionary("s", "v", let entries) = arguments[1]
         else {
@@ -67,7 +67,7 @@ public struct SubscribeRequest: Sendable, Hashable {
     /// for none.
     /// - Throws: `Refusal`: `limitsExceeded` past 64 patterns or 1024 bytes in one, `invalidArgs`
     ///   for a pattern with an empty segment (`a//b`, a leading or trailing `/`, the empty pattern).
-    public static func patterns(_ values: [DBusValue], of member: String) throws(Refusal) -> [KeyPattern] {
+    package static func patterns(_ values: [DBusValue], of member: String) throws(Refusal) -> [KeyPattern] {
         guard values.count <= BusInterface.Limits.patternsPerSubscription else {
             throw .limitsExceeded(
                 "\(values.count) patterns: \(member) takes at most \(BusInterface.Limits.patternsPerSubscription)")
@@ -117,7 +117,7 @@ public struct SubscribeRequest: Sendable, Hashable {
     }
 
     /// The arguments of the `Subscribe` call that asks for this.
-    public var arguments: [DBusValue] {
+    package var arguments: [DBusValue] {
         var options: [(String, DBusValue)] = [
             ("policy", .string(policy.rawValue)),
             ("initial", .string(initial == .current ? "current" : "none")),

@@ -5,25 +5,25 @@
 /// `/sys/fs/cgroup/unified`. A mount may also show only part of the hierarchy (its `root` is
 /// then not `/`), and a process may see several (a second view mounted outside `/sys`, which is
 /// the one to use where an `LD_PRELOAD` such as umockdev's redirects every `/sys` path).
-public struct CgroupMount: Sendable, Hashable, CustomStringConvertible {
+package struct CgroupMount: Sendable, Hashable, CustomStringConvertible {
     /// The group of the hierarchy that the mount shows at its mount point (`/` for the whole).
-    public var root: String
+    package var root: String
     /// Where it is mounted.
-    public var mountPoint: String
+    package var mountPoint: String
 
     /// A mount showing the group `root` at `mountPoint`.
-    public init(root: String, mountPoint: String) {
+    package init(root: String, mountPoint: String) {
         self.root = root
         self.mountPoint = mountPoint
     }
 
     /// `mountPoint`, with the root when it is not `/`.
-    public var description: String { root == "/" ? mountPoint : "\(mountPoint) (root \(root))" }
+    package var description: String { root == "/" ? mountPoint : "\(mountPoint) (root \(root))" }
 
     /// The directory of `group` (a path as in `/proc/PID/cgroup`: `/`, `/user.slice/app.scope`)
     /// under this mount; `nil` when the group lies outside the mount's root, or is not an
     /// absolute path without `.` or `..` components.
-    public func directory(ofGroup group: String) -> String? {
+    package func directory(ofGroup group: String) -> String? {
         guard group.hasPrefix("/") else { return nil }
         let components = group.split(separator: "/", omittingEmptySubsequences: true)
         guard !components.contains(where: { $0 == "." || $0 == ".." }) else { return nil }
@@ -41,7 +41,7 @@ public struct CgroupMount: Sendable, Hashable, CustomStringConvertible {
     /// Each line reads `ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE
     /// SUPEROPTIONS`; the paths escape space, tab, newline and backslash in octal (`\040`).
     /// Lines that do not follow this form are skipped.
-    public static func mounts(inMountInfo mountInfo: String) -> [CgroupMount] {
+    package static func mounts(inMountInfo mountInfo: String) -> [CgroupMount] {
         var mounts: [CgroupMount] = []
         for line in mountInfo.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
@@ -58,7 +58,7 @@ public struct CgroupMount: Sendable, Hashable, CustomStringConvertible {
     /// The cgroup2 mounts of this process that can be used (their `cgroup.procs` is readable),
     /// those showing the whole hierarchy first; empty when there is none, or when
     /// `/proc/self/mountinfo` cannot be read.
-    public static func usableMounts(mountInfoPath: String = "/proc/self/mountinfo") -> [CgroupMount] {
+    package static func usableMounts(mountInfoPath: String = "/proc/self/mountinfo") -> [CgroupMount] {
         guard case .success(let bytes) = SmallFile.contents(of: mountInfoPath, limit: 4 << 20) else { return [] }
         let usable = mounts(inMountInfo: String(decoding: bytes, as: UTF8.self)).filter { mount in
             guard let procs = mount.directory(ofGroup: mount.root).map({ $0 == "/" ? "/cgroup.procs" : $0 + "/cgroup.procs" })
@@ -71,7 +71,7 @@ public struct CgroupMount: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The directory of `group` under the first of `mounts` that shows it.
-    public static func directory(ofGroup group: String, in mounts: [CgroupMount]) -> String? {
+    package static func directory(ofGroup group: String, in mounts: [CgroupMount]) -> String? {
         for mount in mounts {
             if let directory = mount.directory(ofGroup: group) { return directory }
         }

@@ -1,4 +1,4 @@
-import EpollLoop
+package import EpollLoop
 
 /// Watches files for edits through `InotifyWatches` on their directories (editors and tools
 /// replace files by an atomic rename, which a watch on the file itself would miss), on the loop

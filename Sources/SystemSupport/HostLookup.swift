@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import EpollLoop
+package import EpollLoop
 
 /// Resolves a host name on a short-lived thread of its own (`getaddrinfo`), so that a name
 /// server that does not answer never stalls an event loop: the MQTT link shares its loop with

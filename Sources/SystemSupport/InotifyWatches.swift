@@ -1,4 +1,4 @@
-import EpollLoop
+package import EpollLoop
 
 #if canImport(Glibc)
 import Glibc

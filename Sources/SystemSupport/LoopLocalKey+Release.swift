@@ -1,4 +1,4 @@
-import EpollLoop
+package import EpollLoop
 
 extension LoopLocalKey {
     /// Runs `body` on `loop`'s thread with the value kept under this key, and returns once `body`

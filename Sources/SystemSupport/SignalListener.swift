@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import EpollLoop
+package import EpollLoop
 import Synchronization
 
 /// The write end of the self-pipe the signal handler writes to (-1: none yet).

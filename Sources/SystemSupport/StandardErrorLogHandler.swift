@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Logging
+package import Logging
 
 /// A swift-log handler for command-line tools that run sources: each message on standard error
 /// as `<program>: <source>: <message>` for a source's (metadata `source`), else
@@ -11,34 +11,34 @@ import Logging
 /// let logger = Logger(label: "mytool.sources") { _ in StandardErrorLogHandler(program: "mytool", logLevel: .warning) }
 /// let sources = SystemSources.all(bus: bus, options: .init(logger: logger))
 /// ```
-public struct StandardErrorLogHandler: LogHandler {
+package struct StandardErrorLogHandler: LogHandler {
     /// The name that starts every line.
-    public let program: String
+    package let program: String
     /// The least severe level printed.
-    public var logLevel: Logger.Level
+    package var logLevel: Logger.Level
     /// Metadata added to every message.
-    public var metadata: Logger.Metadata = [:]
+    package var metadata: Logger.Metadata = [:]
 
     /// A handler printing as `program` from `logLevel` up.
-    public init(program: String, logLevel: Logger.Level) {
+    package init(program: String, logLevel: Logger.Level) {
         self.program = program
         self.logLevel = logLevel
     }
 
     /// The metadata value for `key`.
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
     /// Prints `event`'s message.
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         let source = event.metadata?["source"] ?? metadata["source"]
         Self.print(program + ": " + (source.map { "\($0): \(event.message)" } ?? "\(event.message)"))
     }
 
     /// Writes `line` and a newline to standard error in one `write(2)`.
-    public static func print(_ line: String) {
+    package static func print(_ line: String) {
         var bytes = Array((line + "\n").utf8)
         _ = bytes.withUnsafeMutableBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }

@@ -3,7 +3,7 @@ extension WallTime {
     /// a full date, `T`, a full time with optional fractional seconds (kept to the nanosecond,
     /// rounded down), and `Z` or a numeric offset (`t` and `z` in lower case too); `nil` for anything else, and for a time
     /// outside the years a `WallTime` holds (about 1678 to 2262).
-    public init?(rfc3339 text: String) {
+    package init?(rfc3339 text: String) {
         var scanner = DigitScanner(Array(text.utf8))
         guard let year = scanner.number(digits: 4), scanner.skip("-"),
             let month = scanner.number(digits: 2), scanner.skip("-"),

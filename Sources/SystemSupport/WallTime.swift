@@ -7,10 +7,10 @@ import Glibc
 /// forms are in `WallTime+RFC3339.swift` (UTC) and `LocalTime` (the local time zone).
 public struct WallTime: Sendable, Hashable, Comparable {
     /// Nanoseconds since 1970-01-01T00:00:00Z.
-    public var nanoseconds: Int64
+    package var nanoseconds: Int64
 
     /// The time `nanoseconds` after the epoch.
-    public init(nanoseconds: Int64) {
+    package init(nanoseconds: Int64) {
         self.nanoseconds = nanoseconds
     }
 
@@ -22,23 +22,23 @@ public struct WallTime: Sendable, Hashable, Comparable {
     }
 
     /// Whole seconds since the epoch, rounded down.
-    public var seconds: Int64 { floorDivide(nanoseconds, 1_000_000_000) }
+    package var seconds: Int64 { floorDivide(nanoseconds, 1_000_000_000) }
 
     /// This time moved by `duration`.
-    public func advanced(by duration: Duration) -> WallTime {
+    package func advanced(by duration: Duration) -> WallTime {
         let (seconds, attoseconds) = duration.components
         return WallTime(nanoseconds: nanoseconds &+ seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000)
     }
 
     /// This time moved by `seconds`, to the nearest nanosecond (a move past what 64 bits of
     /// nanoseconds hold, about 292 years, is cut to that).
-    public func advanced(bySeconds seconds: Double) -> WallTime {
+    package func advanced(bySeconds seconds: Double) -> WallTime {
         let delta = (seconds * 1e9).rounded()
         return WallTime(nanoseconds: nanoseconds &+ (Int64(exactly: delta) ?? (delta < 0 ? .min : .max)))
     }
 
     /// The duration from `other` to this time.
-    public func since(_ other: WallTime) -> Duration { .nanoseconds(nanoseconds &- other.nanoseconds) }
+    package func since(_ other: WallTime) -> Duration { .nanoseconds(nanoseconds &- other.nanoseconds) }
 
     /// Orders by the time.
     public static func < (lhs: WallTime, rhs: WallTime) -> Bool { lhs.nanoseconds < rhs.nanoseconds }

@@ -30,7 +30,7 @@ public final class UdevContext {
     /// The device at `syspath` (for example `/sys/class/power_supply/BAT0`), read afresh.
     /// Wraps `udev_device_new_from_syspath`.
     /// - Throws: `UdevError` (`ENODEV`/`ENOENT` when there is no such device).
-    public func device(syspath: String) throws(UdevError) -> UdevDevice {
+    package func device(syspath: String) throws(UdevError) -> UdevDevice {
         clearErrno()
         guard let device = udev_device_new_from_syspath(pointer, syspath) else {
             throw .fromErrno("udev_device_new_from_syspath", default: ENODEV)

@@ -26,23 +26,23 @@ public final class UdevDevice {
     public var sysname: String { string(udev_device_get_sysname(pointer)) ?? "" }
 
     /// The full sysfs path, e.g. `/sys/devices/…/power_supply/BAT0`. Wraps `udev_device_get_syspath`.
-    public var syspath: String { string(udev_device_get_syspath(pointer)) ?? "" }
+    package var syspath: String { string(udev_device_get_syspath(pointer)) ?? "" }
 
     /// The path below `/sys`, e.g. `/devices/…/BAT0`. Wraps `udev_device_get_devpath`.
-    public var devpath: String { string(udev_device_get_devpath(pointer)) ?? "" }
+    package var devpath: String { string(udev_device_get_devpath(pointer)) ?? "" }
 
     /// The subsystem, e.g. `power_supply`; `nil` when it has none. Wraps `udev_device_get_subsystem`.
     public var subsystem: String? { string(udev_device_get_subsystem(pointer)) }
 
     /// The device type within its subsystem, if any. Wraps `udev_device_get_devtype`.
-    public var devtype: String? { string(udev_device_get_devtype(pointer)) }
+    package var devtype: String? { string(udev_device_get_devtype(pointer)) }
 
     /// The uevent action (`add`, `change`, `remove`, `bind`, …) for a device received from a monitor;
     /// `nil` for a device read from sysfs. Wraps `udev_device_get_action`.
     public var action: String? { string(udev_device_get_action(pointer)) }
 
     /// The uevent sequence number, 0 for a device read from sysfs. Wraps `udev_device_get_seqnum`.
-    public var sequenceNumber: UInt64 { UInt64(udev_device_get_seqnum(pointer)) }
+    package var sequenceNumber: UInt64 { UInt64(udev_device_get_seqnum(pointer)) }
 
     /// The value of the udev property `name` (e.g. `POWER_SUPPLY_STATUS`), or `nil`.
     /// Wraps `udev_device_get_property_value`.
@@ -51,7 +51,7 @@ public final class UdevDevice {
     }
 
     /// Every udev property, name to value. Wraps `udev_device_get_properties_list_entry`.
-    public var properties: [String: String] {
+    package var properties: [String: String] {
         var result: [String: String] = [:]
         var entry = udev_device_get_properties_list_entry(pointer)
         while let current = entry {

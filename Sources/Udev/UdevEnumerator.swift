@@ -8,12 +8,12 @@ import CUdev
 /// for device in try enumerator.scanDevices() { print(device.sysname) }
 /// ```
 /// Not `Sendable`, like every libudev object.
-public final class UdevEnumerator {
+package final class UdevEnumerator {
     let pointer: OpaquePointer
     let context: UdevContext
 
     /// Creates an enumerator with no filters. Wraps `udev_enumerate_new`.
-    public init(context: UdevContext) throws(UdevError) {
+    package init(context: UdevContext) throws(UdevError) {
         clearErrno()
         guard let pointer = udev_enumerate_new(context.pointer) else {
             throw .fromErrno("udev_enumerate_new")
@@ -25,7 +25,7 @@ public final class UdevEnumerator {
     deinit { udev_enumerate_unref(pointer) }
 
     /// Keeps only devices of `subsystem`. Wraps `udev_enumerate_add_match_subsystem`.
-    public func matchSubsystem(_ subsystem: String) throws(UdevError) {
+    package func matchSubsystem(_ subsystem: String) throws(UdevError) {
         let result = udev_enumerate_add_match_subsystem(pointer, subsystem)
         if result < 0 { throw .fromResult("udev_enumerate_add_match_subsystem", result) }
     }
@@ -34,7 +34,7 @@ public final class UdevEnumerator {
     /// (sorted by syspath). A device that vanishes during the scan is left out.
     /// Wraps `udev_enumerate_scan_devices`, `udev_enumerate_get_list_entry` and
     /// `udev_device_new_from_syspath`.
-    public func scanDevices() throws(UdevError) -> [UdevDevice] {
+    package func scanDevices() throws(UdevError) -> [UdevDevice] {
         let result = udev_enumerate_scan_devices(pointer)
         if result < 0 { throw .fromResult("udev_enumerate_scan_devices", result) }
         var devices: [UdevDevice] = []

@@ -15,9 +15,9 @@ import CWaylandClient
 ///
 /// Lives on the connection's thread; `stop()` (also run by `deinit`) and the connection's
 /// `close()` destroy its proxies.
-public final class ForeignToplevelManager {
+package final class ForeignToplevelManager {
     /// What the compositor reports.
-    public enum Event: Sendable, Hashable {
+    package enum Event: Sendable, Hashable {
         /// A window appeared (`toplevel`): its details and `.done` follow.
         case toplevel(id: UInt64)
         /// The window's app id (`app_id`).
@@ -36,16 +36,16 @@ public final class ForeignToplevelManager {
     }
 
     /// The protocol's global interface name.
-    public static let interfaceName = "zwlr_foreign_toplevel_manager_v1"
+    package static let interfaceName = "zwlr_foreign_toplevel_manager_v1"
     /// The highest version this implementation speaks.
-    public static let highestVersion = UInt32(NOTIFYBUS_FOREIGN_TOPLEVEL_VERSION)
+    package static let highestVersion = UInt32(NOTIFYBUS_FOREIGN_TOPLEVEL_VERSION)
 
     /// The version bound: the lower of the one asked for and the compositor's.
-    public let version: UInt32
+    package let version: UInt32
     /// Whether the manager is stopped or finished: no event comes after this.
-    public private(set) var isStopped = false
+    package private(set) var isStopped = false
     /// How many windows are open (handles not yet closed).
-    public var handleCount: Int { handles.count }
+    package var handleCount: Int { handles.count }
 
     let display: WaylandDisplay
     private var manager: OpaquePointer?
@@ -63,7 +63,7 @@ public final class ForeignToplevelManager {
     /// - Throws: `WaylandError.protocolNotOffered` when the registry has no such global;
     ///   `.requestFailed` on a closed or failed connection; `.connectionLost` when the bind
     ///   cannot be flushed.
-    public init(
+    package init(
         display: WaylandDisplay, version: UInt32 = ForeignToplevelManager.highestVersion,
         onEvent: @escaping (Event) -> Void
     ) throws(WaylandError) {
@@ -107,7 +107,7 @@ public final class ForeignToplevelManager {
     /// manager's `stop` request and destroys its proxy, and flushes; no event is handed over
     /// after this. Wraps `zwlr_foreign_toplevel_handle_v1.destroy`,
     /// `zwlr_foreign_toplevel_manager_v1.stop` (`wl_proxy_marshal_flags`) and `wl_proxy_destroy`.
-    public func stop() {
+    package func stop() {
         pending = []
         guard !isStopped else { return }
         let usable = !display.isClosed && display.failure == nil

@@ -1,30 +1,30 @@
 /// The states of a toplevel window in the wlr foreign-toplevel protocol
 /// (`zwlr_foreign_toplevel_handle_v1.state`), the same as xdg-toplevel's of the same names.
-public struct ForeignToplevelState: OptionSet, Sendable, Hashable, CustomStringConvertible {
+package struct ForeignToplevelState: OptionSet, Sendable, Hashable, CustomStringConvertible {
     /// One bit per state: bit `n` is the protocol's state value `n`.
-    public let rawValue: UInt32
+    package let rawValue: UInt32
     /// The set with these bits.
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// Maximized (protocol value 0).
-    public static let maximized = ForeignToplevelState(rawValue: 1 << 0)
+    package static let maximized = ForeignToplevelState(rawValue: 1 << 0)
     /// Minimized (protocol value 1).
-    public static let minimized = ForeignToplevelState(rawValue: 1 << 1)
+    package static let minimized = ForeignToplevelState(rawValue: 1 << 1)
     /// Activated: the window has the focus (protocol value 2).
-    public static let activated = ForeignToplevelState(rawValue: 1 << 2)
+    package static let activated = ForeignToplevelState(rawValue: 1 << 2)
     /// Fullscreen (protocol value 3, since version 2).
-    public static let fullscreen = ForeignToplevelState(rawValue: 1 << 3)
+    package static let fullscreen = ForeignToplevelState(rawValue: 1 << 3)
 
     /// The states a `state` event's array lists: its uint32 values; values this type does not
     /// name (a later version's) are kept as their bits when below 32, else ignored.
-    public init(protocolValues: some Sequence<UInt32>) {
+    package init(protocolValues: some Sequence<UInt32>) {
         var bits: UInt32 = 0
         for value in protocolValues where value < 32 { bits |= 1 << value }
         rawValue = bits
     }
 
     /// The members' names, e.g. `[activated, maximized]`.
-    public var description: String {
+    package var description: String {
         var names: [String] = []
         if contains(.activated) { names.append("activated") }
         if contains(.maximized) { names.append("maximized") }

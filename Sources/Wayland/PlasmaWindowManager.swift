@@ -21,9 +21,9 @@ import CWaylandClient
 ///
 /// Lives on the connection's thread; `stop()` (also run by `deinit`) and the connection's
 /// `close()` destroy its proxies.
-public final class PlasmaWindowManager {
+package final class PlasmaWindowManager {
     /// What the compositor reports.
-    public enum Event: Sendable, Hashable {
+    package enum Event: Sendable, Hashable {
         /// A window was mapped (`window`, then `get_window`): its details and `.initialState`
         /// follow.
         case window(id: UInt64)
@@ -40,14 +40,14 @@ public final class PlasmaWindowManager {
     }
 
     /// The protocol's global interface name.
-    public static let interfaceName = "org_kde_plasma_window_management"
+    package static let interfaceName = "org_kde_plasma_window_management"
     /// The version bound: the lowest with `initial_state` and a window's `destroy`.
-    public static let version = UInt32(NOTIFYBUS_PLASMA_WINDOW_MANAGEMENT_VERSION)
+    package static let version = UInt32(NOTIFYBUS_PLASMA_WINDOW_MANAGEMENT_VERSION)
 
     /// Whether the manager is stopped: no event comes after this.
-    public private(set) var isStopped = false
+    package private(set) var isStopped = false
     /// How many windows are open (objects not yet unmapped).
-    public var windowCount: Int { windows.count }
+    package var windowCount: Int { windows.count }
 
     let display: WaylandDisplay
     private var manager: OpaquePointer?
@@ -65,7 +65,7 @@ public final class PlasmaWindowManager {
     /// - Throws: `WaylandError.protocolNotOffered` when the registry has no such global (KWin
     ///   does not trust this client), or offers it below version 4; `.requestFailed` on a closed
     ///   or failed connection; `.connectionLost` when the bind cannot be flushed.
-    public init(display: WaylandDisplay, onEvent: @escaping (Event) -> Void) throws(WaylandError) {
+    package init(display: WaylandDisplay, onEvent: @escaping (Event) -> Void) throws(WaylandError) {
         guard let global = display.global(named: Self.interfaceName) else {
             throw .protocolNotOffered(Self.interfaceName)
         }
@@ -109,7 +109,7 @@ public final class PlasmaWindowManager {
     /// Stops: destroys every window (the `destroy` request, `wl_proxy_destroy`) and the
     /// manager's proxy, and flushes; no event is handed over after this. Wraps
     /// `org_kde_plasma_window.destroy` (`wl_proxy_marshal_flags`) and `wl_proxy_destroy`.
-    public func stop() {
+    package func stop() {
         pending = []
         guard !isStopped else { return }
         let usable = !display.isClosed && display.failure == nil

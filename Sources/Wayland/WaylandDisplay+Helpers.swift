@@ -1,6 +1,6 @@
 import CForeignToplevel
 import CWaylandClient
-import EpollLoop
+package import EpollLoop
 
 #if canImport(Glibc)
 import Glibc
@@ -11,7 +11,7 @@ import Musl
 /// Globals, errors, names, peers and times, for the connection.
 extension WaylandDisplay {
     /// The first global offering `interface`, if the compositor announced one.
-    public func global(named interface: String) -> WaylandGlobal? {
+    package func global(named interface: String) -> WaylandGlobal? {
         globals.values.filter { $0.interface == interface }.min { $0.name < $1.name }
     }
 
@@ -61,7 +61,7 @@ extension WaylandDisplay {
     /// Makes `afterEvents` and `onFailure` the connection's: handed over when the connection is
     /// watched already (its registry read on the loop), else its socket put on `context`'s loop.
     /// - Throws: what `watch(on:afterEvents:onFailure:)` throws.
-    public func attach(
+    package func attach(
         on context: LoopContext, afterEvents: @escaping () -> Void, onFailure: @escaping (WaylandError) -> Void
     ) throws(WaylandError) {
         if isWatched {
@@ -76,7 +76,7 @@ extension WaylandDisplay {
     /// Connects to `name` (as `init(name:)`) and reads its registry with a round trip of at most
     /// `timeout`; closed again when that fails.
     /// - Throws: what `init(name:)` and `roundtrip(timeout:)` throw.
-    public convenience init(registryOf name: String?, timeout: Duration) throws(WaylandError) {
+    package convenience init(registryOf name: String?, timeout: Duration) throws(WaylandError) {
         try self.init(name: name)
         do throws(WaylandError) {
             try roundtrip(timeout: timeout)

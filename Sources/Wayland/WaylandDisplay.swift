@@ -1,6 +1,6 @@
 import CForeignToplevel
 import CWaylandClient
-import EpollLoop
+package import EpollLoop
 
 #if canImport(Glibc)
 import Glibc
@@ -26,22 +26,22 @@ import Musl
 ///
 /// Lives on one thread (the loop's); `close()` (also run by `deinit`) destroys the proxies of
 /// every object made on it and disconnects.
-public final class WaylandDisplay {
+package final class WaylandDisplay {
     /// The display name connected to: a socket name relative to `$XDG_RUNTIME_DIR` (such as
     /// `wayland-1`), or an absolute path.
-    public let name: String
+    package let name: String
     /// The connection's socket (`wl_display_get_fd`); owned by the connection.
-    public let fileDescriptor: Int32
+    package let fileDescriptor: Int32
     /// The compositor's process id, from the socket's peer credentials (`getsockopt` with
     /// `SO_PEERCRED`), taken when connecting; `nil` when the kernel does not say.
-    public let compositorPID: Int32?
+    package let compositorPID: Int32?
     /// The compositor's globals by their registry names, as the last dispatched
     /// `wl_registry.global` and `global_remove` events left them.
-    public private(set) var globals: [UInt32: WaylandGlobal] = [:]
+    package private(set) var globals: [UInt32: WaylandGlobal] = [:]
     /// Whether `close()` ran.
-    public private(set) var isClosed = false
+    package private(set) var isClosed = false
     /// Why the connection failed, once it has.
-    public private(set) var failure: WaylandError?
+    package private(set) var failure: WaylandError?
 
     let display: OpaquePointer
     private(set) var registry: OpaquePointer?
@@ -67,7 +67,7 @@ public final class WaylandDisplay {
     ///   (`$WAYLAND_SOCKET` is not used).
     /// - Throws: `WaylandError.noCompositor` when nothing accepts the connection (no socket, no
     ///   `$XDG_RUNTIME_DIR`); `.requestFailed` when libwayland cannot make the registry.
-    public init(name: String?) throws(WaylandError) {
+    package init(name: String?) throws(WaylandError) {
         let resolved = Self.resolvedName(name)
         errno = 0
         guard let display = wl_display_connect(resolved) else {
@@ -99,7 +99,7 @@ public final class WaylandDisplay {
     /// Wraps `wl_display_sync`, `wl_display_flush`, `poll` and the prepare-read sequence.
     /// - Throws: `WaylandError.noAnswer` after `timeout` (the connection stays usable);
     ///   `.connectionLost` or `.protocolError` when the connection fails.
-    public func roundtrip(timeout: Duration) throws(WaylandError) {
+    package func roundtrip(timeout: Duration) throws(WaylandError) {
         try checkUsable()
         let request = SyncRequest(completion: nil)
         try send(request)
@@ -147,7 +147,7 @@ public final class WaylandDisplay {
     /// request sent before was handled, every event it caused was handed over), on the loop.
     /// Nothing runs when the connection closes or fails first. Wraps `wl_display_sync`.
     /// - Throws: `WaylandError.requestFailed` on a closed or failed connection.
-    public func sync(_ completion: @escaping () -> Void) throws(WaylandError) {
+    package func sync(_ completion: @escaping () -> Void) throws(WaylandError) {
         try checkUsable()
         try send(SyncRequest(completion: completion))
         try flush()
@@ -177,7 +177,7 @@ public final class WaylandDisplay {
     /// `LoopContext.register(fileDescriptor:interest:enabled:handler:)` and `wl_display_flush`.
     /// - Throws: `WaylandError.loopUnavailable` when the loop cannot watch the socket (or it is
     ///   watched already); the connection's failure, if it has failed.
-    public func watch(
+    package func watch(
         on context: LoopContext, afterEvents: @escaping () -> Void, onFailure: @escaping (WaylandError) -> Void
     ) throws(WaylandError) {
         try checkUsable()
@@ -199,12 +199,12 @@ public final class WaylandDisplay {
 
     /// Whether `watch(on:afterEvents:onFailure:)` put the socket on a loop (and the connection
     /// has not failed or closed since).
-    public var isWatched: Bool { registration != nil }
+    package var isWatched: Bool { registration != nil }
 
     /// Replaces what a watched connection calls after each batch of events and on its failure:
     /// the connection has a new owner (the registry read, then the watcher). Nothing happens on
     /// a connection that is not watched.
-    public func handOver(afterEvents: @escaping () -> Void, onFailure: @escaping (WaylandError) -> Void) {
+    package func handOver(afterEvents: @escaping () -> Void, onFailure: @escaping (WaylandError) -> Void) {
         guard isWatched else { return }
         self.afterEvents = afterEvents
         self.onFailure = onFailure
@@ -215,7 +215,7 @@ public final class WaylandDisplay {
     /// Wraps `wl_display_flush`.
     /// - Throws: `WaylandError.connectionLost` when writing fails for another reason than a full
     ///   socket or a compositor that went away (which the next read reports).
-    public func flush() throws(WaylandError) {
+    package func flush() throws(WaylandError) {
         guard !isClosed, failure == nil else { return }
         let wantsWrite: Bool
         do throws(WaylandError) {
@@ -327,7 +327,7 @@ public final class WaylandDisplay {
     /// the registry's and the outstanding syncs', and disconnects; nothing is reported after
     /// this. Wraps `wl_proxy_destroy` (through the objects), `wl_registry_destroy`,
     /// `wl_callback_destroy`, `wl_display_flush` and `wl_display_disconnect`.
-    public func close() {
+    package func close() {
         guard !isClosed else { return }
         isClosed = true
         if let registration, let context { context.deregister(registration) }

@@ -5,7 +5,7 @@ import Musl
 #endif
 
 /// Why a Wayland connection could not be made or used.
-public enum WaylandError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum WaylandError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No compositor listens at the display's socket (`wl_display_connect` failed), with `errno`.
     case noCompositor(display: String, errno: Int32)
     /// The compositor does not offer the protocol (its global is not in the registry).
@@ -25,7 +25,7 @@ public enum WaylandError: Error, Sendable, Hashable, CustomStringConvertible {
     case loopUnavailable(String)
 
     /// The failure in words.
-    public var description: String {
+    package var description: String {
         switch self {
         case .noCompositor(let display, let errno): "no Wayland compositor at \(display) (\(Self.text(errno)))"
         case .protocolNotOffered(let name): "the compositor does not offer \(name)"

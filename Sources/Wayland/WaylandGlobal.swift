@@ -1,10 +1,10 @@
 /// A global object the compositor announces in its registry (`wl_registry.global`): what a
 /// client may bind.
-public struct WaylandGlobal: Sendable, Hashable {
+package struct WaylandGlobal: Sendable, Hashable {
     /// The registry's numeric name for it, which `wl_registry.bind` takes.
-    public var name: UInt32
+    package var name: UInt32
     /// Its interface, e.g. `zwlr_foreign_toplevel_manager_v1`.
-    public var interface: String
+    package var interface: String
     /// The highest version of the interface the compositor offers.
-    public var version: UInt32
+    package var version: UInt32
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import NotifyBus
+import NotifyBusCommandLine
 import NotifyBusMQTT
 
 /// `--mqtt URL [--mqtt-config FILE] [--mqtt-prefix P] [--mqtt-host-id ID] [--mqtt-pattern PATTERN]...`

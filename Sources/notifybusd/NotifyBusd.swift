@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import ArgumentParser
+public import ArgumentParser
 import EpollLoop
 import Logging
 import LoopExecutor

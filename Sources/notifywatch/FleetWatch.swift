@@ -4,6 +4,7 @@ import Glibc
 import ArgumentParser
 import EpollLoop
 import NotifyBus
+import NotifyBusCommandLine
 import NotifyBusLog
 import NotifyBusMQTT
 import Synchronization

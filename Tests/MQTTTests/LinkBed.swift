@@ -9,13 +9,15 @@ import TestSupport
 import Glibc
 #endif
 
-/// A bus and its MQTT link in this process, on a loop of its own, against `broker`; the link's
-/// statuses recorded.
+/// A bus and its MQTT link in this process, on a loop of its own, against `broker`: the link runs
+/// (in a task, as in notifybusd's task group) until `shutdown()`, its statuses recorded.
 final class LinkBed: Sendable {
     let bus: NotificationBus
     let loop: EventLoopThread
-    let link: MQTTLinkService
+    let link: MQTTLinkSource
     let statuses = Recorder<SourceStatus>()
+    /// The link's `run()`, and the recording of its statuses.
+    private let running: Task<Void, Never>
     let hostID: String
     let prefix: String
     let configFile: String?
@@ -42,9 +44,16 @@ final class LinkBed: Sendable {
             broker: settings, prefix: prefix, hostID: hostID, patterns: patterns, limit: limit)
         var logger = Logger(label: "mqtt-test")
         logger.logLevel = .critical
-        link = MQTTLinkService(configuration: configuration, bus: bus, loop: loop, logger: logger)
-        let statuses = self.statuses
-        try link.start { _, status in statuses.append(status) }
+        let link = MQTTLinkSource(configuration: configuration, bus: bus, loop: loop, logger: logger)
+        self.link = link
+        // Every status from the first the link reports (the stream begins with `notStarted`).
+        let (statuses, updates) = (self.statuses, link.statusUpdates().dropFirst())
+        running = Task {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { for await status in updates { statuses.append(status) } }
+                group.addTask { try? await link.run() }
+            }
+        }
     }
 
     /// The topic of `key`.
@@ -66,8 +75,10 @@ final class LinkBed: Sendable {
         }
     }
 
+    /// Stops the link (cancelled: `$online` false, then DISCONNECT) and its loop.
     func shutdown() async {
-        await link.stop()
+        running.cancel()
+        await running.value
         await loop.shutdown()
     }
 }

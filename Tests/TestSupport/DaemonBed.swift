@@ -1,6 +1,6 @@
 import ChildProcess
-import DBus
-import NotifyBus
+public import DBus
+public import NotifyBus
 
 #if canImport(Glibc)
 import Glibc

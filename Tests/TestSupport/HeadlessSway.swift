@@ -1,5 +1,5 @@
 import ChildProcess
-import NotifyBus
+public import NotifyBus
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
-import Logging
-import NotifyBus
+public import Logging
+public import NotifyBus
 import Synchronization
 
 /// A swift-log handler that keeps every message logged to it (by a source, a watcher), for tests

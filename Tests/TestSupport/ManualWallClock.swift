@@ -1,4 +1,4 @@
-import NotifyBusSources
+public import NotifyBusSources
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import NotifyBus
+public import NotifyBus
 
 /// A `notification` line of notifywatch's `--json` output, reduced to what the delivery rules decide.
 public struct Note: Equatable, Hashable, CustomStringConvertible, Sendable {

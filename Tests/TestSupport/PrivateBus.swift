@@ -1,5 +1,5 @@
 import ChildProcess
-import DBus
+public import DBus
 import Synchronization
 
 #if canImport(Glibc)

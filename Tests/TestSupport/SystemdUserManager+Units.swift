@@ -1,9 +1,9 @@
 import ChildProcess
-import DBus
+public import DBus
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #endif
 
 // The manager's units: systemctl, app scopes started as launchers start them, and the manager's

@@ -1,9 +1,9 @@
 import ChildProcess
-import DBus
+public import DBus
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #endif
 
 private let nextManagerNumber = Atomic<Int>(1)

@@ -1,7 +1,7 @@
 import ChildProcess
 
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #endif
 
 /// When each thread of a process woke over a window: its voluntary context switches

@@ -1,5 +1,5 @@
-import DBus
-import NotifyBus
+public import DBus
+public import NotifyBus
 
 /// The system locale from systemd-localed (`org.freedesktop.locale1` on the system bus) and the
 /// locale files, published as the specification's `locale`: an object of locale variables, e.g.

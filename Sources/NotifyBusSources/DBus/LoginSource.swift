@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 import NotifyBus
 
 /// Sleep and the session lock from systemd-logind (`org.freedesktop.login1` on the system bus),

@@ -1,5 +1,5 @@
-import DBus
-import NotifyBus
+public import DBus
+public import NotifyBus
 
 /// Connectivity and metering from NetworkManager (`org.freedesktop.NetworkManager` on the system
 /// bus), published as the specification's `network/connectivity` (`"none"`, `"portal"`,

@@ -1,5 +1,5 @@
-import DBus
-import NotifyBus
+public import DBus
+public import NotifyBus
 
 /// Desktop settings from the XDG desktop portal (`org.freedesktop.portal.Settings` on the
 /// session bus), published as the specification's `settings/<namespace>/<key>`, e.g.

@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 import NotifyBus
 
 /// The active power profile from power-profiles-daemon on the system bus, published as

@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 import NotifyBus
 
 /// Orientation, proximity and ambient light from iio-sensor-proxy (`net.hadess.SensorProxy`

@@ -1,4 +1,4 @@
-import NotifyBus
+public import NotifyBus
 
 extension NotificationBus {
     /// The longest value a built-in source publishes: its compact UTF-8 JSON text, in bytes. A

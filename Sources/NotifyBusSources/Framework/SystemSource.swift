@@ -1,6 +1,6 @@
 import EpollLoop
-import Logging
-import NotifyBus
+public import Logging
+public import NotifyBus
 import Synchronization
 import SystemSupport
 
@@ -107,10 +107,13 @@ public final class SystemSource<Settings: SystemSourceConfiguration>: NotifyBusS
         let hooks = makeHooks()
         let (bus, configuration) = (self.bus, self.configuration)
         do {
-            try await thread.submit { context in
+            _ = try await key.runUntilCancelled(on: thread) { context in
                 let watcher = Configuration.source.makeWatcher(bus, configuration, context, hooks)
-                context[local: key] = watcher
                 watcher.start(in: context)
+                return watcher
+            } stop: { [self] watcher, context, done in
+                running.withLock { $0 = nil }
+                watcher.stop(in: context, then: done)
             }
         } catch {
             running.withLock { $0 = nil }
@@ -118,16 +121,7 @@ public final class SystemSource<Settings: SystemSourceConfiguration>: NotifyBusS
             await loop.release(thread)
             throw SourceError.eventLoop(source: name, reason: "\(error)")
         }
-
-        await waitUntilCancelledOrShutDown()
-
         running.withLock { $0 = nil }
-        await key.withValue(on: thread) { watcher, context, done in
-            watcher.stop(in: context) {
-                context[local: key] = nil
-                done()
-            }
-        }
         await loop.release(thread)
         reporter.finish()
     }

@@ -3,7 +3,7 @@ import NotifyBus
 
 // What makes each built-in configuration (or, for the udev sources, reading) the
 // configuration of its source: the source's name, keys and watcher, and the default
-// configuration. In the order of `SystemSources.names`.
+// configuration. Each source's name is written here only; `SystemSources` lists them in order.
 
 extension PowerSupplyReading: UdevSourceReading {
     /// The power source: `"power"`, publishing `battery/*/state`, `battery/*/level` and

@@ -1,5 +1,5 @@
 import EpollLoop
-import NotifyBus
+public import NotifyBus
 
 /// What a built-in source is, apart from its configuration: its name, the patterns of its keys,
 /// and the watcher that does its work on the source's loop.

@@ -1,6 +1,7 @@
-import DBus
-import Logging
-import NotifyBus
+public import DBus
+public import Logging
+public import NotifyBus
+import SourceFramework
 
 /// Every built-in source in one call, sharing one loop.
 ///
@@ -20,7 +21,40 @@ import NotifyBus
 /// `unavailable` and keeps watching for it, so "every source that can run here" is every source.
 public enum SystemSources {
     /// Every source's name, in the order `all(bus:options:)` returns them.
-    public static let names = ["power", "sensors", "locale", "settings", "time", "display", "power-profile", "network", "login", "memory", "thermal"]
+    public static let names = builtIns.map(\.name)
+
+    /// Every built-in source, in order: its name (its configuration's `source.name`) and its
+    /// configuration for the options, given what re-reads the other sources after a wake.
+    private static let builtIns: [BuiltIn] = [
+        BuiltIn { _, _ in PowerSupplyConfiguration() },
+        BuiltIn { options, _ in SensorProxyConfiguration(address: options.systemBus) },
+        BuiltIn { options, _ in LocaleConfiguration(address: options.systemBus) },
+        BuiltIn { options, _ in PortalSettingsConfiguration(address: options.sessionBus) },
+        BuiltIn { options, _ in TimeConfiguration(address: options.systemBus) },
+        BuiltIn { _, _ in DisplayConfiguration() },
+        BuiltIn { options, _ in PowerProfileConfiguration(address: options.systemBus) },
+        BuiltIn { options, _ in NetworkConfiguration(address: options.systemBus) },
+        BuiltIn { options, afterWake in
+            LoginConfiguration(address: options.systemBus, onWake: { afterWake.rereadAll() })
+        },
+        BuiltIn { _, _ in MemoryPressureConfiguration() },
+        BuiltIn { options, _ in ThermalConfiguration(address: options.systemBus) },
+    ]
+
+    /// A built-in source: its name, and how `all(bus:options:)` makes it.
+    private struct BuiltIn: Sendable {
+        let name: String
+        let make: @Sendable (NotificationBus, SourceLoop, Options, WakeRereads) -> any NotifyBusSource
+
+        init<Configuration: SystemSourceConfiguration>(
+            _ configure: @escaping @Sendable (Options, WakeRereads) -> Configuration
+        ) {
+            name = Configuration.source.name
+            make = { bus, loop, options, afterWake in
+                SystemSource(bus: bus, loop: loop, configuration: configure(options, afterWake), logger: options.logger)
+            }
+        }
+    }
 
     /// Which sources to make, and where the D-Bus ones connect.
     public struct Options: Sendable {
@@ -66,27 +100,8 @@ public enum SystemSources {
     public static func all(bus: NotificationBus, options: Options = Options()) -> [any NotifyBusSource] {
         let loop = options.loop ?? SourceLoop.onDemand(name: "notifybus-sources")
         let afterWake = WakeRereads()
-        func make(_ configuration: some SystemSourceConfiguration) -> any NotifyBusSource {
-            SystemSource(bus: bus, loop: loop, configuration: configuration, logger: options.logger)
-        }
-        let system = options.systemBus
-        let sources = names.filter(options.includes).compactMap { name -> (any NotifyBusSource)? in
-            switch name {
-            case "power": make(PowerSupplyConfiguration())
-            case "sensors": make(SensorProxyConfiguration(address: system))
-            case "locale": make(LocaleConfiguration(address: system))
-            case "settings": make(PortalSettingsConfiguration(address: options.sessionBus))
-            case "time": make(TimeConfiguration(address: system))
-            case "display": make(DisplayConfiguration())
-            case "power-profile": make(PowerProfileConfiguration(address: system))
-            case "network": make(NetworkConfiguration(address: system))
-            case "login": make(LoginConfiguration(address: system, onWake: { afterWake.rereadAll() }))
-            case "memory": make(MemoryPressureConfiguration())
-            case "thermal": make(ThermalConfiguration(address: system))
-            default: nil
-            }
-        }
-        afterWake.sources = sources.filter { $0.name != "login" }
+        let sources = builtIns.filter { options.includes($0.name) }.map { $0.make(bus, loop, options, afterWake) }
+        afterWake.sources = sources.filter { $0.name != LoginConfiguration.source.name }
         return sources
     }
 }

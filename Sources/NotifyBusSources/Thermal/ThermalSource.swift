@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 
 /// How hot the machine runs, published as the specification's (Source keys and values) `thermal/state`: `"nominal"`, `"fair"`,
 /// `"serious"` or `"critical"` (iOS's `ProcessInfo.ThermalState`).

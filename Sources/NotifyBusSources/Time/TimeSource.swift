@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 import NotifyBus
 
 /// The local time zone and what follows from it, published as the specification's `time/zone`

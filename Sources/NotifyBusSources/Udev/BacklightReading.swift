@@ -1,4 +1,4 @@
-import NotifyBus
+public import NotifyBus
 
 /// What one `backlight` device says, mapped onto the specification's `display/<name>/brightness`.
 ///

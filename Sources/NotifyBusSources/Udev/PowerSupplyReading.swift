@@ -1,4 +1,4 @@
-import NotifyBus
+public import NotifyBus
 
 /// What one `power_supply` device says, mapped onto its keys (specification: Source keys and values).
 ///

@@ -1,5 +1,5 @@
 #if DEBUG
-import Udev
+package import Udev
 #endif
 
 /// How a udev source behaves: `PowerSupplyConfiguration` (`power_supply` devices) and

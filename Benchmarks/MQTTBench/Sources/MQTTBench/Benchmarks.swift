@@ -63,7 +63,7 @@ func outage(keys: Int = 10, changes: Int = 1000) async throws {
     print("| a publish per event (anchor) | \(rawMessages.count) | \(rawTime) |")
     print("")
     raw.shutdown()
-    await link.link.stop()
+    await link.stop()
     await loop.shutdown()
     tap.shutdown()
 }
@@ -112,7 +112,7 @@ func latency(events: Int = 1000) async throws {
     }
     print("")
     raw.shutdown()
-    await link.link.stop()
+    await link.stop()
     await loop.shutdown()
     tap.shutdown()
 }

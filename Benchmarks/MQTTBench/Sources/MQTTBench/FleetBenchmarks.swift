@@ -60,7 +60,7 @@ func hosts(count: Int = 100, keys: Int = 10) async throws {
     print("| start → every host connected and its values acknowledged (\(held) topics held) | \(firstOK ? seconds(first) : "not reached") | \(seconds(firstCPU)) |")
     print("| broker restart → every host reconnected, its changed key sent and acknowledged | \(againOK ? seconds(again) : "not reached") | \(seconds(againCPU)) |")
     print("")
-    for side in sides { await side.link.stop() }
+    for side in sides { await side.stop() }
     for loop in loops { await loop.shutdown() }
     tap.shutdown()
 }
@@ -85,7 +85,7 @@ func idle(duration: Duration = .seconds(33), keepalive: Int = 10) async throws {
     let expected = 2 * Int(duration.components.seconds) / (keepalive + 1)
     print("| NotifyBus link | \(after.map { b in before.map { b - $0 } ?? -1 }.map(String.init) ?? "?") | about \(expected) (per keepalive: the timer sending PINGREQ, then PINGRESP) |")
     print("")
-    await link.link.stop()
+    await link.stop()
     await loop.shutdown()
 }
 

@@ -198,7 +198,7 @@ func fleetRun(link: Bool, watcher: String, hosts: Int, keys: Int, changes: Int, 
     let finalAt = watch.progress.allFinalAt.withLock { $0 }
     let cpuWatch = await watch.stop()
 
-    for side in sides { await side.link.stop() }
+    for side in sides { await side.stop() }
     for publisher in raws { publisher.shutdown() }
     for loop in loops { await loop.shutdown() }
     counters.shutdown()

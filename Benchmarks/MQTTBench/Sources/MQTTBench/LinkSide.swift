@@ -4,14 +4,17 @@ import NotifyBus
 import NotifyBusMQTT
 import Synchronization
 
-/// A bus and its MQTT link, as notifybusd runs them, on `loop`.
+/// A bus and its MQTT link, as notifybusd runs them, on `loop`: the link runs (in a task, as in
+/// notifybusd's task group) until `stop()`.
 final class LinkSide: Sendable {
     let bus = NotificationBus()
-    let link: MQTTLinkService
+    let link: MQTTLinkSource
     let running = Atomic<Int>(0)
     let isRunning = Atomic<Bool>(false)
     /// When it last reported `running` (its reconnection).
     let runningSince = Mutex<ContinuousClock.Instant?>(nil)
+    /// The link's `run()`, and the reading of its statuses.
+    private let task = Mutex<Task<Void, Never>?>(nil)
 
     init(broker: Broker, loop: EventLoopThread, hostID: String, config: String = "") throws {
         var settings = try MQTTBrokerSettings(url: broker.url)
@@ -19,15 +22,32 @@ final class LinkSide: Sendable {
         let configuration = try MQTTLinkConfiguration(broker: settings, prefix: "bench/link", hostID: hostID)
         var logger = Logger(label: "bench")
         logger.logLevel = .critical
-        link = MQTTLinkService(configuration: configuration, bus: bus, loop: loop, logger: logger)
-        try link.start { [self] _, status in
-            if status == .running {
-                let now = ContinuousClock.now
-                self.runningSince.withLock { $0 = now }
-                _ = self.running.wrappingAdd(1, ordering: .relaxed)
+        let link = MQTTLinkSource(configuration: configuration, bus: bus, loop: loop, logger: logger)
+        self.link = link
+        let updates = link.statusUpdates()
+        let task = Task { [self] in
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await status in updates {
+                        if status == .running {
+                            let now = ContinuousClock.now
+                            self.runningSince.withLock { $0 = now }
+                            _ = self.running.wrappingAdd(1, ordering: .relaxed)
+                        }
+                        self.isRunning.store(status == .running, ordering: .releasing)
+                    }
+                }
+                group.addTask { try? await link.run() }
             }
-            self.isRunning.store(status == .running, ordering: .releasing)
         }
+        self.task.withLock { $0 = task }
+    }
+
+    /// Stops the link (`$online` false, then DISCONNECT) and returns once it has.
+    func stop() async {
+        guard let task = task.withLock({ $0 }) else { return }
+        task.cancel()
+        await task.value
     }
 
     /// Whether it is connected with nothing owed or unacknowledged.

@@ -1,7 +1,7 @@
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #endif
 
 /// A program this process started (with `posix_spawn`): its standard input, output and error

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #endif
 
 /// What `/proc` says about a process (any process, not only a `ChildProcess`) and its threads.

@@ -1,8 +1,9 @@
-import ArgumentParser
+package import ArgumentParser
+package import NotifyBusMQTT
 
 /// What a tool's help says of `--mqtt`, `--mqtt-config` and `--mqtt-prefix`: what the broker
 /// is for there (notifybusd publishes its bus to it, notifywatch watches a fleet through it).
-public protocol MQTTBrokerOptionsHelp {
+package protocol MQTTBrokerOptionsHelp {
     /// The help of `--mqtt <url>`.
     static var url: String { get }
     /// The help of `--mqtt-config <file>`.
@@ -17,21 +18,21 @@ public protocol MQTTBrokerOptionsHelp {
 ///
 /// The options are checked by `settings(with:)`, which the tools call from their `validate()`
 /// (an `MQTTConfigurationError` becomes their exit 64) and again when they run.
-public struct MQTTBrokerOptions<Help: MQTTBrokerOptionsHelp>: ParsableArguments {
+package struct MQTTBrokerOptions<Help: MQTTBrokerOptionsHelp>: ParsableArguments {
     /// `--mqtt`: `mqtt://HOST[:PORT]` or `mqtts://HOST[:PORT]`.
     @Option(name: .customLong("mqtt"), help: ArgumentHelp(Help.url, valueName: "url"))
-    public var url: String?
+    package var url: String?
 
     /// `--mqtt-config`: a file of `key = value` lines (`MQTTBrokerSettings.configKeys`).
     @Option(name: .customLong("mqtt-config"), help: ArgumentHelp(Help.configFile, valueName: "file"))
-    public var configFile: String?
+    package var configFile: String?
 
     /// `--mqtt-prefix`: the first topic levels; default `MQTTLinkConfiguration.defaultPrefix`.
     @Option(name: .customLong("mqtt-prefix"), help: ArgumentHelp(Help.prefix, valueName: "prefix"))
-    public var prefix: String?
+    package var prefix: String?
 
     /// None of the options given.
-    public init() {}
+    package init() {}
 
     /// The broker (the URL's settings, then the config file's) and the prefix, checked; `nil`
     /// without `--mqtt`.
@@ -40,7 +41,7 @@ public struct MQTTBrokerOptions<Help: MQTTBrokerOptionsHelp>: ParsableArguments 
     /// - Throws: `MQTTConfigurationError` naming what is wrong: an option given without `--mqtt`
     ///   (the message lists them all), a URL or config file that cannot be used, a prefix that
     ///   cannot be topic levels.
-    public func settings(
+    package func settings(
         with others: KeyValuePairs<String, Bool> = [:]
     ) throws(MQTTConfigurationError) -> (broker: MQTTBrokerSettings, prefix: String)? {
         guard let url else {

@@ -1,5 +1,5 @@
-import NotifyBus
-import ServiceLifecycle
+public import NotifyBus
+public import ServiceLifecycle
 
 /// A producer of bus events from the system (udev power supplies; D-Bus sensors, locale,
 /// settings): it reads the current state, watches for changes and publishes them.

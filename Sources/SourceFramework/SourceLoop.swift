@@ -1,4 +1,4 @@
-import EpollLoop
+package import EpollLoop
 import Synchronization
 
 /// The thread that sources keep their system objects on (libudev handles, D-Bus connections),
@@ -64,7 +64,7 @@ public final class SourceLoop: Sendable {
     }
 
     /// The thread for one more running source; pair it with `release(_:)`.
-    func acquire() throws(EventLoopError) -> EventLoopThread {
+    package func acquire() throws(EventLoopError) -> EventLoopThread {
         switch kind {
         case .owned(let thread):
             return thread
@@ -84,7 +84,7 @@ public final class SourceLoop: Sendable {
     }
 
     /// Ends the use begun by `acquire()`: the last user of a loop on demand stops its thread.
-    func release(_ thread: EventLoopThread) async {
+    package func release(_ thread: EventLoopThread) async {
         guard case .onDemand = kind else { return }
         let last = onDemand.withLock { state -> Bool in
             guard state.thread === thread else { return false }
