@@ -1,4 +1,3 @@
-import ChildProcess
 import DBus
 import Synchronization
 
@@ -139,7 +138,7 @@ public final class HeadlessKWin: Sendable {
     public func openWindow(appID: String, inCgroup cgroupDirectory: String? = nil, timeout: Duration = patience) async throws
         -> Window
     {
-        let command = ["/usr/bin/python3", Paths.fixtures + "/gtk_window.py", appID]
+        let command = ["/usr/bin/python3", HarnessFiles.fixtures + "/gtk_window.py", appID]
         let launch = cgroupDirectory.map { directory in
             ["/bin/sh", "-c", "echo $$ > '\(directory)/cgroup.procs' && exec \"$@\"", "sh"] + command
         } ?? command

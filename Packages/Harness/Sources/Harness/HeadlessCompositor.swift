@@ -1,4 +1,3 @@
-import ChildProcess
 
 /// A headless compositor with real windows, for the app-lifecycle tests: `HeadlessSway` (foot
 /// windows), `HeadlessPhoc` (foot windows) or `HeadlessKWin` (GTK windows).

@@ -1,4 +1,3 @@
-import ChildProcess
 import Synchronization
 
 #if canImport(Glibc)
@@ -37,6 +36,8 @@ public final class HeadlessPhoc: Sendable {
     }
 
     private let config: String
+    /// The bed's client program (`WaylandTestClient`).
+    private let clientExecutable: String
     private let running: Mutex<Running?>
     private let windows = Mutex<[Window]>([])
     private let stopped = Mutex(false)
@@ -58,10 +59,10 @@ public final class HeadlessPhoc: Sendable {
     }
 
     /// Starts phoc and waits (up to `timeout`) until its Wayland socket answers the bed's client,
-    /// which then has a seat.
+    /// the program `testClient` (the root package's `WaylandTestClient`), which then has a seat.
     /// - Throws: `HarnessError` when phoc or foot is missing, or phoc does not come up (the error
     ///   quotes its log).
-    public init(timeout: Duration = patience) async throws {
+    public init(testClient: String, timeout: Duration = patience) async throws {
         for program in ["/usr/bin/phoc", "/usr/bin/foot", "/usr/bin/setpriv"] where access(program, X_OK) != 0 {
             throw HarnessError("\(program) is missing")
         }
@@ -74,10 +75,12 @@ public final class HeadlessPhoc: Sendable {
         runtimeDirectory = directory
         config = directory + "/phoc.ini"
         log = directory + "/phoc.log"
+        clientExecutable = testClient
         running = Mutex(nil)
         do {
             try writeFile(config, "[core]\nxwayland=false\n[output:HEADLESS-1]\nmode=720x1440\nscale=2\n")
-            let started = try await Self.launch(directory: directory, config: config, log: log, timeout: timeout)
+            let started = try await Self.launch(
+                directory: directory, config: config, log: log, client: testClient, timeout: timeout)
             waylandDisplay = started.display
             environment = ["XDG_RUNTIME_DIR": directory, "WAYLAND_DISPLAY": started.display]
             running.withLock { $0 = started.running }
@@ -95,9 +98,9 @@ public final class HeadlessPhoc: Sendable {
     }
 
     /// Starts phoc in `directory`, waits until it names its socket in `log`, and connects a client.
-    private static func launch(directory: String, config: String, log: String, timeout: Duration) async throws
-        -> (running: Running, display: String)
-    {
+    private static func launch(
+        directory: String, config: String, log: String, client executable: String, timeout: Duration
+    ) async throws -> (running: Running, display: String) {
         let offset = readFile(log)?.utf8.count ?? 0
         let phoc = try ChildProcess(
             executable: "/usr/bin/setpriv", arguments: asUser + ["/usr/bin/phoc", "-C", config],
@@ -123,7 +126,7 @@ public final class HeadlessPhoc: Sendable {
         let client: WaylandTestClientProcess
         do {
             client = try WaylandTestClientProcess(
-                environment: ["XDG_RUNTIME_DIR": directory, "WAYLAND_DISPLAY": name], log: directory + "/client.log",
+                executable: executable, environment: ["XDG_RUNTIME_DIR": directory, "WAYLAND_DISPLAY": name], log: directory + "/client.log",
                 timeout: timeout)
         } catch {
             phoc.terminate(signal: SIGKILL)
@@ -231,7 +234,8 @@ public final class HeadlessPhoc: Sendable {
     public func restart(timeout: Duration = patience) async throws {
         await killCompositor()
         guard !stopped.withLock({ $0 }) else { throw HarnessError("the bed is stopped") }
-        let started = try await Self.launch(directory: runtimeDirectory, config: config, log: log, timeout: timeout)
+        let started = try await Self.launch(
+            directory: runtimeDirectory, config: config, log: log, client: clientExecutable, timeout: timeout)
         guard started.display == waylandDisplay else {
             started.running.client.stop()
             started.running.phoc.terminate(signal: SIGKILL)

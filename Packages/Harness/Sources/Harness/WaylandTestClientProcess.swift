@@ -43,14 +43,14 @@ public final class WaylandTestClientProcess: Sendable {
     /// Whether the client has exited (it does when the compositor goes away).
     public var hasExited: Bool { process.hasExited }
 
-    /// Starts the client (as this process's user) with `environment` (`XDG_RUNTIME_DIR` and
-    /// `WAYLAND_DISPLAY`: the compositor's), its standard error appended to `log`, and waits up
-    /// to `timeout` until it is connected (its `ready` line).
+    /// Starts the client `executable` (the root package's `WaylandTestClient`, as this process's
+    /// user) with `environment` (`XDG_RUNTIME_DIR` and `WAYLAND_DISPLAY`: the compositor's), its
+    /// standard error appended to `log`, and waits up to `timeout` until it is connected (its
+    /// `ready` line).
     /// - Throws: `HarnessError` when the client is not built or does not connect (the error quotes
     ///   its log).
-    public init(environment: [String: String], log: String, timeout: Duration = patience) throws {
-        let executable = Paths.executable("WaylandTestClient")
-        guard access(executable, X_OK) == 0 else { throw HarnessError("\(executable) is missing (swift build --build-tests)") }
+    public init(executable: String, environment: [String: String], log: String, timeout: Duration = patience) throws {
+        guard access(executable, X_OK) == 0 else { throw HarnessError("\(executable) is missing (swift build --product WaylandTestClient)") }
         process = try ChildProcess(
             executable: executable, arguments: ["--timeout", String(Self.milliseconds(timeout))],
             environment: environment.merging(["PATH": "/usr/bin:/bin"]) { mine, _ in mine },

@@ -1,5 +1,8 @@
 import Synchronization
 
+/// How long to wait for something that should happen (generous: CI machines are slow).
+public let patience: Duration = .seconds(10)
+
 /// Values recorded from callbacks on any thread, read by a test.
 public final class Recorder<Element: Sendable>: Sendable {
     private let items = Mutex<[Element]>([])

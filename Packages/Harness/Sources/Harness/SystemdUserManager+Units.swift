@@ -1,4 +1,3 @@
-import ChildProcess
 import DBus
 import Synchronization
 

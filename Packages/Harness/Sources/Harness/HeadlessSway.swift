@@ -1,4 +1,3 @@
-import ChildProcess
 import NotifyBus
 import Synchronization
 
@@ -38,10 +37,12 @@ public final class HeadlessSway: Sendable {
     /// sway's process ID.
     public var pid: Int32 { process.pid }
 
-    /// Starts sway and waits (up to `timeout`) until its IPC socket answers.
+    /// Starts sway, its configuration the bed's (one 800x600 output, no Xwayland) and then the
+    /// lines of `configuration` (`workspace_layout tabbed`: one window shown at a time, as on a
+    /// phone), and waits (up to `timeout`) until its IPC socket answers.
     /// - Throws: `HarnessError` when sway or foot is missing, or sway does not come up (the
     ///   error quotes its log).
-    public init(timeout: Duration = patience) async throws {
+    public init(configuration: [String] = [], timeout: Duration = patience) async throws {
         for program in ["/usr/bin/sway", "/usr/bin/swaymsg", "/usr/bin/foot", "/usr/bin/setpriv"] where access(program, X_OK) != 0 {
             throw HarnessError("\(program) is missing")
         }
@@ -55,7 +56,7 @@ public final class HeadlessSway: Sendable {
         let log = directory + "/sway.log"
         let process: ChildProcess
         do {
-            try writeFile(config, "output HEADLESS-1 resolution 800x600\nxwayland disable\n")
+            try writeFile(config, (["output HEADLESS-1 resolution 800x600", "xwayland disable"] + configuration).joined(separator: "\n") + "\n")
             process = try ChildProcess(
                 "/usr/bin/setpriv",
                 Self.asUser + ["/usr/bin/sway", "-c", config],
@@ -105,7 +106,15 @@ public final class HeadlessSway: Sendable {
     public func openWindow(appID: String, inCgroup cgroupDirectory: String? = nil, timeout: Duration = patience) async throws
         -> Window
     {
-        let command = ["/usr/bin/setpriv"] + Self.asUser + ["/usr/bin/foot", "--app-id=\(appID)", "--", "/bin/sleep", "600"]
+        try await openWindow(appID: appID, inCgroup: cgroupDirectory, running: ["/bin/sleep", "600"], timeout: timeout)
+    }
+
+    /// Opens a `foot` window with the app id `appID` running `command`, as `openWindow(appID:inCgroup:timeout:)`.
+    @discardableResult
+    public func openWindow(
+        appID: String, inCgroup cgroupDirectory: String? = nil, running command: [String], timeout: Duration = patience
+    ) async throws -> Window {
+        let command = ["/usr/bin/setpriv"] + Self.asUser + ["/usr/bin/foot", "--app-id=\(appID)", "--"] + command
         let launch = cgroupDirectory.map { directory in
             ["/bin/sh", "-c", "echo $$ > '\(directory)/cgroup.procs' && exec \"$@\"", "sh"] + command
         } ?? command
@@ -145,7 +154,7 @@ public final class HeadlessSway: Sendable {
         timeout: Duration = patience
     ) async throws -> Window {
         let raise = ["/usr/bin/swaymsg", "-s", ipcSocket, "[app_id=\"\(appID)\"] focus"]
-        let command = ["/usr/bin/setpriv"] + Self.asUser + ["/usr/bin/python3", Paths.fixtures + "/gtk_app.py", appID, "--raise"] + raise
+        let command = ["/usr/bin/setpriv"] + Self.asUser + ["/usr/bin/python3", HarnessFiles.fixtures + "/gtk_app.py", appID, "--raise"] + raise
         let launch = cgroupDirectory.map { directory in
             ["/bin/sh", "-c", "echo $$ > '\(directory)/cgroup.procs' && exec \"$@\"", "sh"] + command
         } ?? command
@@ -233,6 +242,11 @@ public final class HeadlessSway: Sendable {
     }
 
     // MARK: IPC
+
+    /// A connection of the caller's own to sway's IPC socket, for commands it times itself.
+    public func connectIPC() throws -> SwayIPC {
+        try SwayIPC(socket: ipcSocket)
+    }
 
     /// Runs the sway command `command` (`swaymsg -s <socket> -- command`) and returns its output.
     /// - Throws: `HarnessError` when swaymsg fails or sway reports the command failed.

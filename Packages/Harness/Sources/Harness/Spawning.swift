@@ -1,12 +1,9 @@
-// The tests' child processes are the ChildProcess package's (Packages/ChildProcess); every test
-// target that imports TestSupport sees it.
-@_exported import ChildProcess
-
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A test companion that did not behave (or could not be started).
+/// A companion of a test or a benchmark (a daemon, a compositor, a tool) that did not behave, or
+/// could not be started.
 public struct HarnessError: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }

@@ -1,0 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One part of a benchmark command's report, in Markdown: printed on standard output when it is
+/// done, and written to `<results>/<name>.md`, overwritten by each run, its last line saying which
+/// run it is: when, the run's own words (the script's: the toolchain, the machine, the peers'
+/// versions, the command), and the load average at the part's start and at its end.
+///
+/// `<results>` is `$NOTIFYBUS_BENCH_RESULTS` (the scripts in Benchmarks/ set it to
+/// `Benchmarks/results`), the run's words `$NOTIFYBUS_BENCH_RUN`; without a directory the part is
+/// only printed.
+public struct ReportPart {
+    /// The file's name without `.md` (`lifecycle-1-focus-thaw`).
+    public let name: String
+    /// The lines so far.
+    public private(set) var lines: [String] = []
+    private let loadAtStart: String
+
+    /// A part named `name`, begun now (its load average at the start is read now).
+    public init(_ name: String) {
+        self.name = name
+        loadAtStart = Self.loadAverage()
+    }
+
+    /// Adds a line (an empty one: a paragraph break).
+    public mutating func line(_ text: String = "") {
+        lines.append(text)
+    }
+
+    /// Adds a table's header: `cells`, the first `leftColumns` aligned left, the others right.
+    public mutating func header(_ cells: [String], leftColumns: Int = 1) {
+        row(cells)
+        lines.append("|" + cells.indices.map { $0 < leftColumns ? "---|" : "---:|" }.joined())
+    }
+
+    /// Adds a table row of `cells`.
+    public mutating func row(_ cells: [String]) {
+        lines.append("| " + cells.joined(separator: " | ") + " |")
+    }
+
+    /// Prints the part on standard output (a blank line after it) and writes it, with the line
+    /// that says which run it is, to its file when there is a results directory.
+    /// - Throws: `HarnessError` when the file cannot be written.
+    public func finish() throws {
+        let text = lines.joined(separator: "\n") + "\n"
+        print(text)
+        guard let directory = Self.environment("NOTIFYBUS_BENCH_RESULTS"), !directory.isEmpty else { return }
+        let run = Self.environment("NOTIFYBUS_BENCH_RUN") ?? "a run by hand"
+        let footer = "Measured \(Self.utcNow()): \(run); load average \(loadAtStart) at the start of this part, "
+            + "\(Self.loadAverage()) at its end."
+        try writeFile(directory + "/" + name + ".md", text + "\n" + footer + "\n")
+    }
+
+    /// The first three fields of `/proc/loadavg`.
+    static func loadAverage() -> String {
+        (ProcessStats.readText("/proc/loadavg") ?? "").split(separator: " ").prefix(3).joined(separator: " ")
+    }
+
+    /// The time now in UTC, to the minute (`2026-12-05 07:12 UTC`).
+    static func utcNow() -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        var buffer = [CChar](repeating: 0, count: 64)
+        let count = strftime(&buffer, buffer.count, "%Y-%m-%d %H:%M UTC", &parts)
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func environment(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+}
