@@ -7,9 +7,10 @@ import Glibc
 private let nextTreeNumber = Atomic<Int>(1)
 
 /// A private cgroup v2 tree shaped like a systemd user session's app units, for the
-/// app-lifecycle tests: `nb-life-<pid>-<n>/user@0.service/app.slice` under a cgroup2 mount, with
-/// app scopes made in `app.slice` (`app-test-org.example.A-1.scope`). Its `app.slice` is what
-/// notifybusd is given as its cgroup root.
+/// app-lifecycle tests and benchmarks: `nb-life-<pid>-<n>/user@0.service/app.slice` under a
+/// cgroup2 mount, with app scopes made in `app.slice` (`app-test-org.example.A-1.scope`), and
+/// other groups beside `user@0.service` (a benchmark's own). Its `app.slice` is what notifybusd is
+/// given as its cgroup root.
 ///
 /// `remove()` (or dropping the object) thaws every group of the tree, moves the processes still
 /// in it to the mount's root group, and removes the groups deepest first: a test never leaves a
@@ -25,9 +26,17 @@ public final class AppScopes: Sendable {
         /// Its directory.
         public var directory: String
 
+        /// Its `cgroup.events` (`populated`, `frozen`), which inotify reports modified when either changes.
+        public var eventsFile: String { directory + "/cgroup.events" }
+
         /// Whether its `cgroup.events` says `frozen 1`.
         public var isFrozen: Bool {
-            (readFile(directory + "/cgroup.events") ?? "").split(separator: "\n").contains("frozen 1")
+            (readFile(eventsFile) ?? "").split(separator: "\n").contains("frozen 1")
+        }
+
+        /// Whether its own `cgroup.freeze` says 1 (a freeze asked of it, not of an ancestor).
+        public var isFreezeRequested: Bool {
+            readFile(directory + "/cgroup.freeze")?.hasPrefix("1") ?? false
         }
 
         /// The PIDs in it (its `cgroup.procs`).
@@ -39,6 +48,15 @@ public final class AppScopes: Sendable {
         public func setFrozen(_ frozen: Bool) throws {
             try writeFile(directory + "/cgroup.freeze", frozen ? "1" : "0")
         }
+
+        /// Freezes it and waits (polling every millisecond, up to `timeout`) for `frozen 1`.
+        /// - Throws: `HarnessError` when it did not freeze in time.
+        public func freezeAndWait(timeout: Duration = .seconds(5)) throws {
+            try setFrozen(true)
+            let deadline = ContinuousClock.now + timeout
+            while !isFrozen, ContinuousClock.now < deadline { usleep(1000) }
+            guard isFrozen else { throw HarnessError("\(name) did not freeze within \(timeout)") }
+        }
     }
 
     /// The tree's `app.slice`, as a path in the hierarchy (`/nb-life-123-1/user@0.service/app.slice`):
@@ -48,17 +66,20 @@ public final class AppScopes: Sendable {
     public let directory: String
     /// Where the cgroup2 hierarchy is mounted.
     public let mountPoint: String
+    /// The directory of the tree's top group (`nb-life-123-1`), where `makeGroup` makes groups.
+    public let topDirectory: String
     /// The directories made, in the order made.
     private let made = Mutex<[String]>([])
 
     /// Makes the tree under the cgroup2 mount at `mountPoint`, which shows the group `mountRoot`
-    /// of the hierarchy (`/` for the whole).
+    /// of the hierarchy (`/` for the whole); its top group is `name`, or `nb-life-<pid>-<n>`.
     /// - Throws: `HarnessError` when a group cannot be made (not root, no writable mount).
-    public init(mountPoint: String, mountRoot: String = "/") throws {
+    public init(mountPoint: String, mountRoot: String = "/", name: String? = nil) throws {
         let base = mountPoint.hasSuffix("/") ? String(mountPoint.dropLast()) : mountPoint
-        let top = "nb-life-\(getpid())-\(nextTreeNumber.wrappingAdd(1, ordering: .relaxed).oldValue)"
+        let top = name ?? "nb-life-\(getpid())-\(nextTreeNumber.wrappingAdd(1, ordering: .relaxed).oldValue)"
         let relative = "/\(top)/user@0.service/app.slice"
         self.mountPoint = base
+        topDirectory = base + "/" + top
         root = (mountRoot == "/" ? "" : mountRoot) + relative
         directory = base + relative
         try make(base + "/" + top)
@@ -76,6 +97,14 @@ public final class AppScopes: Sendable {
         guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else { throw HarnessError("bad scope name \(name)") }
         try make(directory + "/" + name)
         return Scope(name: name, group: root + "/" + name, directory: directory + "/" + name)
+    }
+
+    /// Makes the group `name` in the tree's top group (beside `user@0.service`); its directory.
+    @discardableResult
+    public func makeGroup(_ name: String) throws -> String {
+        guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else { throw HarnessError("bad group name \(name)") }
+        try make(topDirectory + "/" + name)
+        return topDirectory + "/" + name
     }
 
     private func make(_ path: String) throws {

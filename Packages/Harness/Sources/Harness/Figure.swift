@@ -29,6 +29,16 @@ public enum Figure {
         decimal(Double(nanoseconds) / 1e9, places: places) + " s"
     }
 
+    /// A duration in milliseconds: `1.23 ms`.
+    public static func milliseconds(_ duration: Duration, places: Int = 2) -> String {
+        milliseconds(Samples.nanoseconds(duration), places: places)
+    }
+
+    /// A duration in seconds: `1.234 s`.
+    public static func seconds(_ duration: Duration, places: Int = 3) -> String {
+        seconds(Samples.nanoseconds(duration), places: places)
+    }
+
     /// `ours / anchor` as `1.23×`; `–` when the anchor is 0.
     public static func ratio(_ ours: Double, _ anchor: Double, places: Int = 2) -> String {
         anchor == 0 ? "–" : decimal(ours / anchor, places: places) + "×"

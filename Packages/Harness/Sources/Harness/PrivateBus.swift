@@ -61,6 +61,9 @@ public final class PrivateBus: Sendable {
         removeTree(directory)
     }
 
+    /// The running `dbus-daemon`'s process ID (`nil` while it is stopped, or when another program runs the bus).
+    public var pid: pid_t? { daemon.withLock { $0?.pid } }
+
     /// The environment variable that points clients at this bus.
     public var environmentVariable: String {
         kind == .system ? "DBUS_SYSTEM_BUS_ADDRESS" : "DBUS_SESSION_BUS_ADDRESS"

@@ -39,6 +39,18 @@ public struct ReportPart {
         lines.append("| " + cells.joined(separator: " | ") + " |")
     }
 
+    /// Adds a table row of `name` and what `samples` are: their count, p50, p90, p99, least and
+    /// largest, each as `figure` writes it (`Figure.microseconds`), under the header
+    /// `samplesHeader(_:)` makes.
+    public mutating func row(_ name: String, _ samples: Samples, _ figure: (Int64) -> String) {
+        row([name, "\(samples.count)"] + [samples.p50, samples.p90, samples.p99, samples.min, samples.max].map(figure))
+    }
+
+    /// The header of `row(_:_:_:)`'s rows, its first column `first` and its second `count`.
+    public mutating func samplesHeader(_ first: String, count: String = "rounds") {
+        header([first, count, "p50", "p90", "p99 (nearest rank)", "min", "max"])
+    }
+
     /// Prints the part on standard output (a blank line after it) and writes it, with the line
     /// that says which run it is, to its file when there is a results directory.
     /// - Throws: `HarnessError` when the file cannot be written.

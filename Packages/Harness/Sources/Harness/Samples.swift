@@ -41,10 +41,7 @@ public struct Samples: Sendable, Equatable, ExpressibleByArrayLiteral {
     /// The `fraction` percentile (0 < fraction ≤ 1) by nearest rank: the least value that at least
     /// `fraction` of the values do not exceed (of 50 values, p99 is the largest); 0 when empty.
     public func percentile(_ fraction: Double) -> Int64 {
-        let sorted = self.sorted
-        guard !sorted.isEmpty else { return 0 }
-        let rank = Int((Double(sorted.count) * fraction).rounded(.up))
-        return sorted[Swift.min(sorted.count - 1, Swift.max(0, rank - 1))]
+        values.percentile(fraction) ?? 0
     }
 
     /// The median (p50).
@@ -63,5 +60,16 @@ public struct Samples: Sendable, Equatable, ExpressibleByArrayLiteral {
     /// A duration in nanoseconds.
     static func nanoseconds(_ duration: Duration) -> Int64 {
         duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+    }
+}
+
+extension Collection where Element: Comparable {
+    /// The `fraction` percentile (0 < fraction ≤ 1) of the elements by nearest rank, as `Samples`
+    /// takes it (for values that are not whole numbers: ratios); `nil` when there are none.
+    public func percentile(_ fraction: Double) -> Element? {
+        let sorted = self.sorted()
+        guard !sorted.isEmpty else { return nil }
+        let rank = Int((Double(sorted.count) * fraction).rounded(.up))
+        return sorted[Swift.min(sorted.count - 1, Swift.max(0, rank - 1))]
     }
 }

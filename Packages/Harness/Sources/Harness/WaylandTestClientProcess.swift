@@ -70,14 +70,33 @@ public final class WaylandTestClientProcess: Sendable {
     /// - Throws: `HarnessError` on an `error` answer or none within `timeout`.
     @discardableResult
     public func request(_ command: String, timeout: Duration = patience + .seconds(5)) throws -> String {
-        let answer = try exchange.withLock { _ in
-            guard process.send(command), let line = process.readLine(timeout: timeout) else {
-                throw HarnessError("WaylandTestClient gave no answer to \(command): \(readFile(log) ?? "")")
-            }
-            return line
+        try exchange.withLock { _ in
+            try send(command)
+            return try answer(to: command, timeout: timeout)
+        }
+    }
+
+    /// Sends `command` and returns at once, for a caller that times what follows it (an
+    /// `activate`); `answer(to:timeout:)` then reads its answer. No other command meanwhile.
+    /// - Throws: `HarnessError` when the client is gone.
+    public func send(_ command: String) throws {
+        guard process.send(command) else { throw HarnessError("WaylandTestClient took no \(command): \(readFile(log) ?? "")") }
+    }
+
+    /// The answer to `command`, sent with `send(_:)`, after `ok` (trimmed).
+    /// - Throws: `HarnessError` on an `error` answer or none within `timeout`.
+    @discardableResult
+    public func answer(to command: String, timeout: Duration = patience + .seconds(5)) throws -> String {
+        guard let answer = process.readLine(timeout: timeout) else {
+            throw HarnessError("WaylandTestClient gave no answer to \(command): \(readFile(log) ?? "")")
         }
         guard answer == "ok" || answer.hasPrefix("ok ") else { throw HarnessError("WaylandTestClient: \(command): \(answer)") }
         return String(answer.dropFirst(2).drop { $0 == " " })
+    }
+
+    /// The `activate` command of `activate(appID:timeout:)`, for `send(_:)`.
+    public static func activateCommand(appID: String, timeout: Duration = patience) -> String {
+        "activate \(appID) \(milliseconds(timeout))"
     }
 
     /// The toplevels the compositor listed, in the order it announced them to this client.
@@ -107,7 +126,7 @@ public final class WaylandTestClientProcess: Sendable {
     /// Activates the first toplevel of `appID` (`activate(seat)`) and waits (up to `timeout`)
     /// until the compositor reports it activated.
     public func activate(appID: String, timeout: Duration = patience) throws {
-        try request("activate \(appID) \(Self.milliseconds(timeout))", timeout: timeout + .seconds(5))
+        try request(Self.activateCommand(appID: appID, timeout: timeout), timeout: timeout + .seconds(5))
     }
 
     /// Asks the compositor to close the first toplevel of `appID` (the protocol's `close`).
