@@ -11,6 +11,7 @@ let benchmarkTargets = [
     "Memory",
     "FanOut",
     "LargeObject",
+    "Allocations",
 ]
 
 let package = Package(
