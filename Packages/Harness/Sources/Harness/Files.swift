@@ -11,6 +11,23 @@ public func makeTemporaryDirectory(_ prefix: String) throws -> String {
     return path
 }
 
+/// A new directory under /tmp for a program that runs as `owner` (a compositor's
+/// `XDG_RUNTIME_DIR`: mode 0700, owned by that user), removed by `removeTree`.
+public func makeRuntimeDirectory(_ prefix: String, owner: (uid: uid_t, gid: gid_t)) throws -> String {
+    let directory = try makeTemporaryDirectory(prefix)
+    guard chown(directory, owner.uid, owner.gid) == 0, chmod(directory, 0o700) == 0 else {
+        let code = errno
+        removeTree(directory)
+        throw HarnessError("cannot give \(directory) to uid \(owner.uid): errno \(code)")
+    }
+    return directory
+}
+
+/// Throws `HarnessError` naming the first of `programs` (paths) that is missing.
+public func requirePrograms(_ programs: [String]) throws {
+    for program in programs where access(program, X_OK) != 0 { throw HarnessError("\(program) is missing") }
+}
+
 /// Removes `path` and everything below it (only paths under /tmp/).
 public func removeTree(_ path: String) {
     guard path.hasPrefix("/tmp/"), !path.contains("..") else { return }

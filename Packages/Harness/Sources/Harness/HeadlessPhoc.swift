@@ -63,15 +63,8 @@ public final class HeadlessPhoc: Sendable {
     /// - Throws: `HarnessError` when phoc or foot is missing, or phoc does not come up (the error
     ///   quotes its log).
     public init(testClient: String, timeout: Duration = patience) async throws {
-        for program in ["/usr/bin/phoc", "/usr/bin/foot", "/usr/bin/setpriv"] where access(program, X_OK) != 0 {
-            throw HarnessError("\(program) is missing")
-        }
-        let directory = try makeTemporaryDirectory("notifybus-phoc")
-        guard chown(directory, Self.user.uid, Self.user.gid) == 0, chmod(directory, 0o700) == 0 else {
-            let code = errno
-            removeTree(directory)
-            throw HarnessError("cannot give \(directory) to nobody: errno \(code)")
-        }
+        try requirePrograms(["/usr/bin/phoc", "/usr/bin/foot", "/usr/bin/setpriv"])
+        let directory = try makeRuntimeDirectory("notifybus-phoc", owner: Self.user)
         runtimeDirectory = directory
         config = directory + "/phoc.ini"
         log = directory + "/phoc.log"

@@ -43,15 +43,8 @@ public final class HeadlessSway: Sendable {
     /// - Throws: `HarnessError` when sway or foot is missing, or sway does not come up (the
     ///   error quotes its log).
     public init(configuration: [String] = [], timeout: Duration = patience) async throws {
-        for program in ["/usr/bin/sway", "/usr/bin/swaymsg", "/usr/bin/foot", "/usr/bin/setpriv"] where access(program, X_OK) != 0 {
-            throw HarnessError("\(program) is missing")
-        }
-        let directory = try makeTemporaryDirectory("notifybus-sway")
-        guard chown(directory, Self.user.uid, Self.user.gid) == 0, chmod(directory, 0o700) == 0 else {
-            let code = errno
-            removeTree(directory)
-            throw HarnessError("cannot give \(directory) to nobody: errno \(code)")
-        }
+        try requirePrograms(["/usr/bin/sway", "/usr/bin/swaymsg", "/usr/bin/foot", "/usr/bin/setpriv"])
+        let directory = try makeRuntimeDirectory("notifybus-sway", owner: Self.user)
         let config = directory + "/sway.conf"
         let log = directory + "/sway.log"
         let process: ChildProcess

@@ -35,18 +35,24 @@ public final class PrivateBus: Sendable {
               <listen>\(address)</listen>
               <auth>EXTERNAL</auth>
               <servicedir>\(directory)/services</servicedir>
-              <policy context="default">
-                <allow user="*"/>
-                <allow own="*"/>
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow receive_sender="*"/>
-                <allow eavesdrop="true"/>
-              </policy>
+            \(Self.openPolicy)
             \(limits.sorted { $0.key < $1.key }.map { "  <limit name=\"\($0.key)\">\($0.value)</limit>\n" }.joined())\(configuration)
             </busconfig>
             """)
         try start()
     }
+
+    /// The policy of every bus the harness configures: any user connects, owns any name, sends to
+    /// anyone and may monitor.
+    static let openPolicy = """
+          <policy context="default">
+            <allow user="*"/>
+            <allow own="*"/>
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow receive_sender="*"/>
+            <allow eavesdrop="true"/>
+          </policy>
+        """
 
     /// A session bus that another program runs at `address` (a systemd user manager's own):
     /// this object neither starts nor stops it; its directory holds the tests' logs only.

@@ -117,7 +117,7 @@ public final class SystemdUserManager: Sendable {
     /// - Throws: `HarnessError` when a program is missing, a group cannot be made, or the manager
     ///   does not come up (the error quotes its log).
     public init(mountPoint: String, mountRoot: String = "/", logLevel: String = "info", timeout: Duration = patience) async throws {
-        for program in Self.programs where access(program, X_OK) != 0 { throw HarnessError("\(program) is missing") }
+        try requirePrograms(Self.programs)
         guard access(Self.busSocketUnit, R_OK) == 0 else { throw HarnessError("\(Self.busSocketUnit) is missing (dbus-user-session)") }
         guard mountRoot == "/" else {
             throw HarnessError("the cgroup2 mount at \(mountPoint) shows \(mountRoot), not the root where systemd needs init.scope")
@@ -238,13 +238,7 @@ public final class SystemdUserManager: Sendable {
               <!-- The socket is dbus.socket's, passed by the manager. -->
               <listen>systemd:</listen>
               <auth>EXTERNAL</auth>
-              <policy context="default">
-                <allow user="*"/>
-                <allow own="*"/>
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow receive_sender="*"/>
-                <allow eavesdrop="true"/>
-              </policy>
+            \(PrivateBus.openPolicy)
             </busconfig>
             """)
         let dropIns = runtimeDirectory + "/.config/systemd/user/dbus.service.d"
