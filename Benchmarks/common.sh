@@ -11,6 +11,7 @@ bench_command="${bench_command:-Benchmarks/$bench_name${*:+ $*}}"
 export NOTIFYBUS_BENCH_RESULTS="${NOTIFYBUS_BENCH_RESULTS-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/results}"
 [ -z "$NOTIFYBUS_BENCH_RESULTS" ] || mkdir -p "$NOTIFYBUS_BENCH_RESULTS"
 bench_log="$(mktemp)"
+bench_load_at_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 trap 'rm -f "$bench_log"' EXIT
 
 # bench_build WHAT COMMAND...: runs a build (progress on standard error, its output only on failure).
@@ -41,12 +42,11 @@ bench_run_note() {
 # results_file NAME: copies standard input to standard output and, with its run's last line, to
 # the results directory's NAME.md (for the parts that ReportPart does not write).
 results_file() {
-    local load_at_start text
-    load_at_start="$(cut -d' ' -f1-3 /proc/loadavg)"
+    local text
     text="$(cat)"
     printf '%s\n\n' "$text"
     [ -n "$NOTIFYBUS_BENCH_RESULTS" ] || return 0
-    printf '%s\n\nMeasured %s: %s; load average %s at the start of this part, %s at its end.\n' \
-        "$text" "$(date -u '+%Y-%m-%d %H:%M UTC')" "${NOTIFYBUS_BENCH_RUN:-a run by hand}" "$load_at_start" \
+    printf '%s\n\nMeasured %s: %s; load average %s as the run began, %s when this part was written.\n' \
+        "$text" "$(date -u '+%Y-%m-%d %H:%M UTC')" "${NOTIFYBUS_BENCH_RUN:-a run by hand}" "$bench_load_at_start" \
         "$(cut -d' ' -f1-3 /proc/loadavg)" > "$NOTIFYBUS_BENCH_RESULTS/$1.md"
 }

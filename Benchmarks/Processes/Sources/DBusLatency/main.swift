@@ -16,6 +16,7 @@ import Glibc
 // DBus module's connection on an EventLoopThread, publishing into a NotificationBus, and a task
 // iterating a subscription, as an app would.
 
+ReportPart.runBegins()
 let rounds = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 2000 : 2000
 let warmup = 200
 

@@ -10,7 +10,7 @@ let usage = """
            DaemonBench plain --address ADDR [--name NAME]                              (started by attacks)
     """
 
-await runModes("DaemonBench", usage: usage) { mode, arguments in
+runModes("DaemonBench", usage: usage) { mode, arguments in
     switch mode {
     case "subscriber": try Subscriber(arguments: arguments).run()
     case "frozen": try FrozenBenchmark(arguments: arguments, executable: ownExecutable()).run()

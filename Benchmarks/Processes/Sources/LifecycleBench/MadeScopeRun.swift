@@ -132,7 +132,7 @@ final class MadeScopeRun {
         var report = ReportPart("lifecycle-7-made-scopes")
         report.line("7. App units made where there are none: a foot window opened in a session's cgroup (no app unit), with a real systemd 252 "
             + "user manager and notifybusd on its bus (`app-units = make`): sway's `window` event `new` → the window's process in "
-            + "`app-notifybus-<app-id>-<pid>.scope`; \(made.count) windows, each followed by the anchor (\(Figure.decimal(Double(elapsed) / 1e9, places: 0)) s)")
+            + "`app-notifybus-<app-id>-<pid>.scope`; \(made.count) windows, each followed by the anchor (\(Figure.decimal(Double(elapsed) / 1e9, places: 1)) s)")
         report.line()
         report.samplesHeader("moved by", count: "apps")
         report.row("notifybusd: the window's first appearance → its process in the scope it made", made) { Figure.milliseconds($0) }

@@ -10,7 +10,7 @@ let usage = """
            LifecycleBench responder --address ADDR --cgroup DIR --name NAME   (started by run)
     """
 
-await runModes("LifecycleBench", usage: usage) { mode, arguments in
+await runAsyncModes("LifecycleBench", usage: usage) { mode, arguments in
     switch mode {
     case "subscriber": try Subscriber(arguments: arguments).run()
     case "responder": try Responder(arguments: arguments).run()

@@ -6,6 +6,7 @@ import Glibc
 
 let usage = "usage: MQTTBench [outage|latency|hosts|fleet|idle]...   (default: all five)"
 signal(SIGPIPE, SIG_IGN)
+ReportPart.runBegins()
 let chosen = CommandLine.arguments.dropFirst().isEmpty ? ["outage", "latency", "hosts", "fleet", "idle"] : Array(CommandLine.arguments.dropFirst())
 do {
     for name in chosen {

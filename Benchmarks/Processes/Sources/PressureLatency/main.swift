@@ -79,6 +79,7 @@ struct Sample {
     var isComplete: Bool { bare != 0 && bus != 0 }
 }
 
+ReportPart.runBegins()
 let options = Options(CommandLine.arguments.dropFirst())
 var executable = [CChar](repeating: 0, count: 4096)
 let length = readlink("/proc/self/exe", &executable, executable.count - 1)

@@ -66,6 +66,7 @@ func log(_ text: String) {
 }
 
 ensurePreload()
+ReportPart.runBegins()
 let options = Options(CommandLine.arguments.dropFirst())
 
 // The test bed first: it sets UMOCKDEV_DIR, which every libudev context made later reads.

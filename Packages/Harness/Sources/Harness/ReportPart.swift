@@ -1,11 +1,16 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
+/// The load average when the run began (`ReportPart.runBegins()`).
+private let loadAtRunStart = Mutex<String?>(nil)
+
 /// One part of a benchmark command's report, in Markdown: printed on standard output when it is
 /// done, and written to `<results>/<name>.md`, overwritten by each run, its last line saying which
 /// run it is: when, the run's own words (the script's: the toolchain, the machine, the peers'
-/// versions, the command), and the load average at the part's start and at its end.
+/// versions, the command), and the load average when the run began and when the part was written.
 ///
 /// `<results>` is `$NOTIFYBUS_BENCH_RESULTS` (the scripts in Benchmarks/ set it to
 /// `Benchmarks/results`), the run's words `$NOTIFYBUS_BENCH_RUN`; without a directory the part is
@@ -15,12 +20,17 @@ public struct ReportPart {
     public let name: String
     /// The lines so far.
     public private(set) var lines: [String] = []
-    private let loadAtStart: String
 
-    /// A part named `name`, begun now (its load average at the start is read now).
+    /// A part named `name`.
     public init(_ name: String) {
         self.name = name
-        loadAtStart = Self.loadAverage()
+    }
+
+    /// Notes the load average as the run begins (a benchmark's first step), for the last line of
+    /// every part.
+    public static func runBegins() {
+        let load = loadAverage()
+        loadAtRunStart.withLock { $0 = $0 ?? load }
     }
 
     /// Adds a line (an empty one: a paragraph break).
@@ -59,8 +69,8 @@ public struct ReportPart {
         print(text)
         guard let directory = Self.environment("NOTIFYBUS_BENCH_RESULTS"), !directory.isEmpty else { return }
         let run = Self.environment("NOTIFYBUS_BENCH_RUN") ?? "a run by hand"
-        let footer = "Measured \(Self.utcNow()): \(run); load average \(loadAtStart) at the start of this part, "
-            + "\(Self.loadAverage()) at its end."
+        let start = loadAtRunStart.withLock { $0 }.map { "\($0) as the run began, " } ?? ""
+        let footer = "Measured \(Self.utcNow()): \(run); load average \(start)\(Self.loadAverage()) when this part was written."
         try writeFile(directory + "/" + name + ".md", text + "\n" + footer + "\n")
     }
 
