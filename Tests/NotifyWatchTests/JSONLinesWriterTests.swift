@@ -21,7 +21,7 @@ private enum ExampleLogs {
 extension ReplayLine {
     /// The line as `notifywatch replay --json` prints it, without the newline.
     fileprivate var contractLine: String {
-        var encoder = ContractLineEncoder()
+        var encoder = JSONLinesWriter()
         var bytes: [UInt8] = []
         encoder.encode(event, t: t.json, subscriber: subscriber, into: &bytes)
         return String(decoding: bytes, as: UTF8.self)
@@ -40,7 +40,7 @@ private struct SplitMix: RandomNumberGenerator {
     }
 }
 
-@Suite struct ContractLineEncoderTests {
+@Suite struct JSONLinesWriterTests {
     @Test func replayerStepsOneRecordAtATime() throws {
         let log = EventLog(entries: [
             LogEntry(t: LogTime(seconds: 0), record: .event(key: "a", value: 1, source: nil)),
@@ -135,7 +135,7 @@ private struct SplitMix: RandomNumberGenerator {
     @Test(arguments: [1, 2, 3] as [UInt64])
     func linesMatchTheContractObjectsByteForByte(seed: UInt64) {
         var random = SplitMix(state: seed)
-        var encoder = ContractLineEncoder()
+        var encoder = JSONLinesWriter()
         var buffer: [UInt8] = []
         var expected: [UInt8] = []
         for _ in 0..<500 {
@@ -163,7 +163,7 @@ private struct SplitMix: RandomNumberGenerator {
     }
 
     @Test func sourceLinesHaveTheirMembersInContractOrder() {
-        var encoder = ContractLineEncoder()
+        var encoder = JSONLinesWriter()
         var bytes: [UInt8] = []
         encoder.encodeSource("power", .running, t: .integer(0), into: &bytes)
         #expect(String(decoding: bytes, as: UTF8.self) == #"{"type":"source","t":0,"source":"power","status":"running"}"#)
@@ -177,7 +177,7 @@ private struct SplitMix: RandomNumberGenerator {
     }
 
     @Test func sourceListingsHaveKeysAndNoTime() {
-        var encoder = ContractLineEncoder()
+        var encoder = JSONLinesWriter()
         var bytes: [UInt8] = []
         encoder.encodeListing("power", .running, keys: ["battery/*/state", "power/*/online"], into: &bytes)
         #expect(String(decoding: bytes, as: UTF8.self)

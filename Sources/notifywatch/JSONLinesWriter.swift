@@ -8,7 +8,7 @@ import NotifyBusSources
 /// goes out in one `write(2)` from `OutputStream`. Member names are fixed ASCII and are written
 /// as they are; every value goes through `JSONValue`'s serializer (`write(to:)`,
 /// `writeString(_:to:)`), so numbers keep their JSON form (`1` stays `1`, `1.0` stays `1.0`).
-struct ContractLineEncoder {
+struct JSONLinesWriter {
     /// Text of the value being written, kept to reuse its storage from one value to the next.
     private var scratch = ""
 
