@@ -108,7 +108,7 @@ public final class NotifyBusDaemon: Service, Sendable {
     public let configuration: Configuration
     /// The bus the sources publish into.
     public let bus: NotificationBus
-    private let link = Mutex<DaemonLink?>(nil)
+    private let link = Mutex<BusServiceHost?>(nil)
 
     /// A daemon with `configuration`; nothing runs until `run()`.
     public init(configuration: Configuration = Configuration()) {
@@ -125,7 +125,7 @@ public final class NotifyBusDaemon: Service, Sendable {
         } catch {
             throw Failure.eventLoop("\(error)")
         }
-        let link = DaemonLink(loop: loop)
+        let link = BusServiceHost(loop: loop)
         self.link.withLock { $0 = link }
         defer { self.link.withLock { $0 = nil } }
         do {
@@ -145,7 +145,7 @@ public final class NotifyBusDaemon: Service, Sendable {
         return await link.census()
     }
 
-    private func serve(link: DaemonLink) async throws {
+    private func serve(link: BusServiceHost) async throws {
         let configuration = self.configuration
         let bus = self.bus
         var bounds = SubscriptionTable.Bounds()

@@ -3,9 +3,9 @@ import EpollLoop
 import NotifyBusProtocol
 import NotifyBusSources
 
-/// The daemon's connection and `BusService` on their loop, reached from async code: each method
-/// runs its part on the loop thread.
-final class DaemonLink: Sendable {
+/// The daemon's connection to its bus and the `BusService` on it, hosted on their loop and reached
+/// from async code: each method runs its part on the loop thread.
+final class BusServiceHost: Sendable {
     let loop: EventLoopThread
     private let key = LoopLocalKey<DBusConnection>()
 
