@@ -12,6 +12,5 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source Benchmarks/common.sh
 bench_product DBusLatency
-binary="$bench_bin/DBusLatency"
 bench_run_note "dbus-daemon $(dbus-daemon --version 2>/dev/null | head -1 | awk '{ print $NF }')"
-"$binary" "$@"
+"$bench_bin/DBusLatency" "$@"

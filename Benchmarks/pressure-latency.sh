@@ -18,7 +18,6 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source Benchmarks/common.sh
 [ "$(id -u)" -eq 0 ] || { echo "pressure-latency.sh: needs root (cgroup mounts)" >&2; exit 1; }
 bench_product PressureLatency pressure-poll
-binary="$bench_bin/PressureLatency"
 bench_run_note "Linux $(uname -r)"
 echo "pressure-latency.sh: measuring" >&2
-"$binary" "$@"
+"$bench_bin/PressureLatency" "$@"

@@ -15,8 +15,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source Benchmarks/common.sh
 bench_product UeventLatency
-binary="$bench_bin/UeventLatency"
 bench_run_note "umockdev $(pkg-config --modversion umockdev-1.0 2>/dev/null || echo '?')"
 echo "uevent-latency.sh: measuring" >&2
-"$binary" "$@"
-"$binary" --stages
+"$bench_bin/UeventLatency" "$@"
+"$bench_bin/UeventLatency" --stages
