@@ -170,16 +170,18 @@ let package = Package(
         .executableTarget(name: "BackgroundTaskExample", dependencies: ["NotifyBusClient", "DBus"], path: "Examples/BackgroundTask"),
 
         // Tests. Debian packages they need: scripts/system-packages.txt.
-        // One child-process type, the sources of Packages/ChildProcess (a package of its own for the
-        // benchmark packages): a target here and not a dependency on that package, since a package
-        // fetched by URL may not depend on one by path. No product, so nothing shipped reaches it.
-        .target(name: "ChildProcess", path: "Packages/ChildProcess/Sources/ChildProcess"),
-        // Child processes, private buses, umockdev test beds and the real daemons, for every test target.
+        // The harness the tests share with the benchmarks, the sources of Packages/Harness (a package
+        // of its own for the benchmark package): child processes, private buses, app scopes, headless
+        // compositors, a systemd user manager, a Mosquitto broker, samples. A target here and not a
+        // dependency on that package, since a package fetched by URL may not depend on one by path. No
+        // product, so nothing shipped reaches it.
+        .target(name: "Harness", dependencies: ["DBus", "NotifyBus"], path: "Packages/Harness/Sources/Harness"),
+        // The tests' conventions on the harness, umockdev test beds and the real daemons, for every test target.
         .target(
             name: "TestSupport",
             dependencies: [
                 "NotifyBus", "NotifyBusSources", "DBus", .product(name: "Logging", package: "swift-log"),
-                "ChildProcess",
+                "Harness",
             ],
             path: "Tests/TestSupport", exclude: ["Fixtures"]),
         // The tests' own Wayland client, a C program (Tests/README.md, "phoc headless"): it follows

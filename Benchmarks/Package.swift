@@ -11,6 +11,7 @@ let benchmarkTargets = [
     "Memory",
     "FanOut",
     "LargeObject",
+    "Allocations",
 ]
 
 let package = Package(
@@ -37,6 +38,9 @@ let package = Package(
             dependencies: [.product(name: "NotifyBus", package: "NotifyBus")],
             path: "Profile"
         ),
+        // The cost of one read of each clock a publish could stamp its events with, in C
+        // (clock-cost.sh): what the publish benchmarks' analysis compares with.
+        .executableTarget(name: "ClockCost", path: "ClockCost"),
     ],
     swiftLanguageModes: [.v6]
 )

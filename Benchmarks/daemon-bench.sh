@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# notifybusd side by side with its anchors, each in one run (Benchmarks/DaemonBench):
+# notifybusd side by side with its anchors, each in one run (Benchmarks/Processes, DaemonBench):
 #   frozen   a subscriber frozen by the cgroup v2 freezer while 10 keys change 1,000 times:
 #            through notifybusd vs a raw D-Bus match rule on the same signals (messages after the
 #            thaw, time until it holds every current value)
@@ -16,7 +16,8 @@
 #            same attacker in the same run (both p99s and their ratio)
 # The idle cost and memory are scripts/measure-idle-daemon's.
 #
-#   Benchmarks/daemon-bench.sh                       # all four; Markdown on stdout, progress on stderr
+#   Benchmarks/daemon-bench.sh                       # all four; Markdown on stdout and in Benchmarks/results
+#                                                    # (daemon-frozen.md, daemon-latency.md, …), progress on stderr
 #   Benchmarks/daemon-bench.sh latency --signals 4000 # one of them, with its options (DaemonBench's files)
 #
 # Each run starts a private dbus-daemon, serves the XDG portal's Settings interface itself (so
@@ -26,21 +27,18 @@
 # About 3 minutes after the first build.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
+source Benchmarks/common.sh
 
-echo "daemon-bench.sh: building notifybusd and DaemonBench (release)" >&2
-swift build -c release --product notifybusd >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
-swift build -c release --package-path Benchmarks/DaemonBench >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+bench_build "notifybusd (release)" swift build -c release --product notifybusd
+bench_product DaemonBench
 notifybusd="$(swift build -c release --show-bin-path)/notifybusd"
-bench="$(swift build -c release --package-path Benchmarks/DaemonBench --show-bin-path)/DaemonBench"
-load_at_start="$(cut -d' ' -f1-3 /proc/loadavg)"
+bench="$bench_bin/DaemonBench"
+bench_run_note "dbus-daemon $(dbus-daemon --version 2>/dev/null | head -1 | awk '{ print $NF }')"
 
 run() {  # benchmark, options...
     local name="$1"; shift
     echo "daemon-bench.sh: $name" >&2
     "$bench" "$name" --notifybusd "$notifybusd" "$@"
-    echo
 }
 
 if [ $# -gt 0 ]; then
@@ -56,7 +54,3 @@ else
     run fanout
     run attacks
 fi
-printf '%s; %s vCPUs (%s); dbus-daemon %s; load average %s at the start, %s at the end; produced by `Benchmarks/daemon-bench.sh`.\n' \
-    "$(swift --version 2>/dev/null | head -1 | sed 's/ (.*//')" "$(nproc)" \
-    "$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo unknown CPU)" \
-    "$(dbus-daemon --version 2>/dev/null | head -1 | awk '{ print $NF }')" "$load_at_start" "$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -3,7 +3,7 @@
 # with the absolute medians beside them. Each benchmark runs side by side with its anchor, in the same
 # process, one after the other (Benchmarks/README.md, "Targets").
 #
-#   Benchmarks/report.sh            # the table on stdout, progress on stderr
+#   Benchmarks/report.sh            # the table on stdout and in Benchmarks/results/in-process.md, progress on stderr
 #   Benchmarks/report.sh --raw DIR  # also keep the benchmark's JMH export (JSON) in DIR
 #
 # It needs jq (installed with apt-get when missing and run as root). No libjemalloc is needed: the
@@ -12,6 +12,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$here/common.sh"
 raw=""
 if [[ "${1:-}" == "--raw" ]]; then raw="${2:?--raw needs a directory}"; fi
 
@@ -26,14 +27,14 @@ if ! command -v jq >/dev/null; then
 fi
 
 out="$(mktemp -d)"
-trap 'rm -rf "$out"' EXIT
+trap 'rm -rf "$out" "$bench_log"' EXIT
 cd "$here"
 
 echo "report.sh: building the benchmarks (release)" >&2
 swift build -c release >"$out/build.log" 2>&1 || { cat "$out/build.log" >&2; exit 1; }
 echo "report.sh: running the benchmarks" >&2
 swift package --allow-writing-to-directory "$out" benchmark \
-    --skip-target Profile --no-progress --format jmh --path "$out" >"$out/run.log" 2>&1 || { cat "$out/run.log" >&2; exit 1; }
+    --skip-target Profile --skip-target ClockCost --skip-target Allocations --no-progress --format jmh --path "$out" >"$out/run.log" 2>&1 || { cat "$out/run.log" >&2; exit 1; }
 json="$out/Current_run.jmh.json"
 [[ -s "$json" ]] || { echo "report.sh: no results in $json" >&2; cat "$out/run.log" >&2; exit 1; }
 if [[ -n "$raw" ]]; then mkdir -p "$raw" && cp "$json" "$raw/"; fi
@@ -71,6 +72,8 @@ verdict() { # ratio limit -> met/missed/–
     awk -v r="$1" -v l="$2" 'BEGIN { print (r <= l + 1e-9) ? "met" : "**missed**" }'
 }
 
+# The table, for results_file.
+table() {
 printf '| benchmark | ours (median) | anchor (median) | ours / anchor | target | |\n'
 printf '|---|---:|---:|---:|---|---|\n'
 for row in "${time_rows[@]}"; do
@@ -123,7 +126,6 @@ mem_row "the same: bytes malloc'd during the run" "Malloc (bytes total)" malloc 
 mem_row "the same: allocations still live at the end (malloc − free)" "Malloc / free Δ" malloc "allocations" 1
 mem_row "the same: peak resident memory of the process" "Memory (resident peak)" resident "MB" 1048576
 
-echo
-printf '%s; %s vCPUs (%s); medians of each benchmark'"'"'s samples; produced by `Benchmarks/report.sh`.\n' \
-    "$(swift --version 2>/dev/null | head -1 | sed 's/ (.*//')" "$(nproc)" \
-    "$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo unknown CPU)"
+}
+bench_run_note "medians of each benchmark's samples"
+table | results_file in-process

@@ -112,7 +112,7 @@ package final class NotifyBusDaemon: Service, Sendable {
     package let configuration: Configuration
     /// The bus the sources publish into.
     package let bus: NotificationBus
-    private let link = Mutex<DaemonLink?>(nil)
+    private let link = Mutex<BusServiceHost?>(nil)
 
     /// A daemon with `configuration`; nothing runs until `run()`.
     package init(configuration: Configuration = Configuration()) {
@@ -129,7 +129,7 @@ package final class NotifyBusDaemon: Service, Sendable {
         } catch {
             throw Failure.eventLoop("\(error)")
         }
-        let link = DaemonLink(loop: loop)
+        let link = BusServiceHost(loop: loop)
         self.link.withLock { $0 = link }
         defer { self.link.withLock { $0 = nil } }
         do {
@@ -149,7 +149,7 @@ package final class NotifyBusDaemon: Service, Sendable {
         return await link.census()
     }
 
-    private func serve(link: DaemonLink) async throws {
+    private func serve(link: BusServiceHost) async throws {
         let configuration = self.configuration
         let bus = self.bus
         var bounds = SubscriptionTable.Bounds()

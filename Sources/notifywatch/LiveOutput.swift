@@ -25,7 +25,7 @@ final class LiveOutput: Sendable {
 
     private struct State {
         var stream: OutputStream
-        var encoder = ContractLineEncoder()
+        var encoder = JSONLinesWriter()
         /// Between a `suspended` line and the end of the next resume's flush.
         var holding = false
         /// How many flushed notifications are still to come after a `resumed` line.

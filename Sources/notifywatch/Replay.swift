@@ -72,7 +72,7 @@ struct Replay: ParsableCommand {
             origin: Self.recordedTime(log.header))
         human.keyWidth = min(40, max(16, log.entries.map { if case .event(let k, _, _) = $0.record { k.count } else { 0 } }.max() ?? 0))
 
-        var encoder = ContractLineEncoder()
+        var encoder = JSONLinesWriter()
         let replayer = LogReplayer(log: log)
         var previousT = log.entries.first?.t.seconds ?? 0
         var skippedCount = log.skipped.count

@@ -27,7 +27,7 @@ struct Sources: AsyncParsableCommand {
         let quiet = Logger(label: "notifywatch.sources") { _ in SwiftLogNoOpLogHandler() }
         let sources = SourceCatalog.make(SourceCatalog.sourceNames, bus: bus, buses: buses, logger: quiet)
         let out = OutputStream(fd: 1, lineBuffered: true)
-        var encoder = ContractLineEncoder()
+        var encoder = JSONLinesWriter()
         let statuses = await withThrowingTaskGroup(of: Void.self) { group -> [SourceStatus] in
             for source in sources { group.addTask { try await source.run() } }
             let statuses = await sources.firstStatuses(timeout: .seconds(5))

@@ -8,7 +8,7 @@ import Glibc
 /// CONNACK 1, "unacceptable protocol version", as a 3.1.1 broker must. It keeps everything in
 /// memory: a restart loses its retained values and sessions. `scripts/bootstrap` installs it
 /// into `.build-python`.
-final class AmqttBroker: TestBroker {
+final class AmqttBroker: MQTTBroker {
     let directory: String
     let port: Int
     let log: String

@@ -23,7 +23,7 @@ final class LinkBed: Sendable {
     let configFile: String?
 
     init(
-        broker: any TestBroker, bus: NotificationBus = NotificationBus(), hostID: String = "host-1",
+        broker: any MQTTBroker, bus: NotificationBus = NotificationBus(), hostID: String = "host-1",
         prefix: String = "nb", config: String? = nil, patterns: [KeyPattern] = [.all], url: String? = nil,
         limit: Int = 65_536
     ) throws {

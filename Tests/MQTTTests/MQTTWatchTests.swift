@@ -9,7 +9,7 @@ import Glibc
 
 /// `notifywatch --mqtt` watching a fleet of two links through a real broker.
 @Suite(.serialized) struct MQTTWatchTests {
-    func watch(_ broker: any TestBroker, _ arguments: [String], url: String? = nil) throws -> ChildProcess {
+    func watch(_ broker: any MQTTBroker, _ arguments: [String], url: String? = nil) throws -> ChildProcess {
         try ChildProcess(
             executable: Paths.executable("notifywatch"),
             arguments: ["--mqtt", url ?? broker.url, "--mqtt-prefix", "nb"] + arguments, environment: ChildProcess.environment(with: [:]),
@@ -194,8 +194,12 @@ import Glibc
         // nothing over about 1 MiB, so it is neither sent nor held.
         let big = "\(broker.directory)/big.json"
         try writeFile(big, "{\"value\":\"" + String(repeating: "a", count: 4 << 20) + "\"}")
-        _ = try await runTolerant("/usr/bin/mosquitto_pub", broker.clientOptions + ["-t", "nb/odd/big", "-f", big, "-r", "-q", "1"])
-        _ = try await runTolerant("/usr/bin/mosquitto_pub", broker.clientOptions + ["-t", "nb/odd/small", "-m", #"{"value":5}"#, "-r", "-q", "1"])
+        let environment = ChildProcess.environment()
+        _ = try await runCommandToEnd(
+            "/usr/bin/mosquitto_pub", broker.clientOptions + ["-t", "nb/odd/big", "-f", big, "-r", "-q", "1"], environment: environment)
+        _ = try await runCommandToEnd(
+            "/usr/bin/mosquitto_pub", broker.clientOptions + ["-t", "nb/odd/small", "-m", #"{"value":5}"#, "-r", "-q", "1"],
+            environment: environment)
         let watcher = try watch(broker, ["--json"])
         let seen = lines(of: watcher) { $0["key"] == "small" }
         #expect(seen?.last?["value"] == 5 && seen?.contains { $0["key"] == "big" } == false, "\(seen ?? [])")

@@ -1,4 +1,4 @@
-import ChildProcess
+public import Harness
 public import DBus
 public import NotifyBus
 

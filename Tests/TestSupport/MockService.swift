@@ -1,4 +1,4 @@
-import ChildProcess
+import Harness
 import DBus
 
 #if canImport(Glibc)

@@ -1,9 +1,11 @@
+// The harness the tests share with the benchmarks (Packages/Harness: child processes, private
+// buses, app scopes, headless compositors, a systemd user manager, a Mosquitto broker); every test
+// target that imports TestSupport sees it.
+@_exported import Harness
+
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// How long to wait for something that should happen (generous: CI machines are slow).
-public let patience: Duration = .seconds(10)
 
 /// Where the tests' companions live.
 public enum Paths {

@@ -1,4 +1,4 @@
-import ChildProcess
+import Harness
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,4 @@
-import ChildProcess
+import Harness
 import NotifyBus
 
 #if canImport(Glibc)
