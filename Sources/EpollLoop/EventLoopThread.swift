@@ -37,7 +37,7 @@ import Musl
 /// loop thread.
 public final class EventLoopThread: Sendable {
     let shared: LoopShared
-    private let thread: Mutex<pthread_t?>
+    private let thread: Mutex<StartedThread?>
     /// The thread's name, as given (the kernel keeps its first 15 bytes).
     public let name: String
 
@@ -147,14 +147,14 @@ public final class EventLoopThread: Sendable {
 
     /// Joins the thread (once); from the loop thread itself, detaches it instead.
     private func join() {
-        guard let handle = thread.withLock({ handle -> pthread_t? in
+        guard let handle = thread.withLock({ handle -> StartedThread? in
             defer { handle = nil }
             return handle
         }) else { return }
         if shared.isLoopThread {
-            pthread_detach(handle)
+            handle.detach()
         } else {
-            pthread_join(handle, nil)
+            handle.join()
         }
     }
 }

@@ -45,7 +45,7 @@ package enum HostLookup {
             completion(code == 0 ? nil : .unresolved(code: code))
         }
         do throws(EventLoopError) {
-            pthread_detach(try startThread(lookup))
+            try startThread(lookup).detach()
         } catch {
             completion(.noThread(error))
         }
