@@ -13,8 +13,7 @@ protocol ToplevelBackend: AnyObject {
 }
 
 extension SwayToplevelWatcher: ToplevelBackend {}
-extension WlrToplevelWatcher: ToplevelBackend {}
-extension KdeToplevelWatcher: ToplevelBackend {}
+extension ToplevelWatcher: ToplevelBackend {}
 
 extension LifecycleDriver {
     /// Connects to the compositor as `configuration.toplevels` says: `sway` (sway's IPC), `wlr`

@@ -64,8 +64,7 @@ protocol WaylandWatcher: AnyObject, SendableMetatype {
     func stop()
 }
 
-extension WlrToplevelWatcher: WaylandWatcher {}
-extension KdeToplevelWatcher: WaylandWatcher {}
+extension ToplevelWatcher: WaylandWatcher {}
 
 /// The wlr backend on a loop of its own.
 typealias WlrWatcherRun = WatcherRun<WlrToplevelWatcher>
