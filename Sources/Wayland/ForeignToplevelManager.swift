@@ -43,30 +43,25 @@ package final class ForeignToplevelManager {
     /// The version bound: the lower of the one asked for and the compositor's.
     package let version: UInt32
     /// Whether the manager is stopped or finished: no event comes after this.
-    package private(set) var isStopped = false
+    package var isStopped: Bool { proxies.isStopped }
     /// How many windows are open (handles not yet closed).
-    package var handleCount: Int { handles.count }
+    package var handleCount: Int { proxies.count }
 
     let display: WaylandDisplay
     private var manager: OpaquePointer?
-    /// The handles' proxies and their ids.
-    private var handles: [OpaquePointer: UInt64] = [:]
-    private var nextID: UInt64 = 1
-    private var pending: [Event] = []
-    private let onEvent: (Event) -> Void
-    private let managerListener: UnsafeMutablePointer<zwlr_foreign_toplevel_manager_v1_listener>
-    private let handleListener: UnsafeMutablePointer<zwlr_foreign_toplevel_handle_v1_listener>
+    /// The handles' proxies, their ids and their events.
+    var proxies = WindowProxies<Event>()
+    let onEvent: (Event) -> Void
+    private let managerListener: ListenerTable<zwlr_foreign_toplevel_manager_v1_listener>
+    private let handleListener: ListenerTable<zwlr_foreign_toplevel_handle_v1_listener>
 
     /// Binds the compositor's `zwlr_foreign_toplevel_manager_v1` global (from `display.globals`,
-    /// so after a round trip) at `version` or the compositor's highest, whichever is lower, and
-    /// sends the bind with the next flush. Wraps `wl_registry_bind` and `wl_proxy_add_listener`.
+    /// so after a round trip) at `highestVersion` or the compositor's highest, whichever is lower,
+    /// and sends the bind with the next flush. Wraps `wl_registry_bind` and `wl_proxy_add_listener`.
     /// - Throws: `WaylandError.protocolNotOffered` when the registry has no such global;
     ///   `.requestFailed` on a closed or failed connection; `.connectionLost` when the bind
     ///   cannot be flushed.
-    package init(
-        display: WaylandDisplay, version: UInt32 = ForeignToplevelManager.highestVersion,
-        onEvent: @escaping (Event) -> Void
-    ) throws(WaylandError) {
+    package init(display: WaylandDisplay, onEvent: @escaping (Event) -> Void) throws(WaylandError) {
         guard let global = display.global(named: Self.interfaceName) else {
             throw .protocolNotOffered(Self.interfaceName)
         }
@@ -74,7 +69,7 @@ package final class ForeignToplevelManager {
         guard !display.isClosed, let registry = display.registry else {
             throw .requestFailed(operation: "wl_registry.bind on a closed connection")
         }
-        let bound = max(1, min(version, global.version, Self.highestVersion))
+        let bound = max(1, min(global.version, Self.highestVersion))
         guard let manager = notifybus_foreign_toplevel_manager_bind(registry, global.name, bound) else {
             throw .requestFailed(operation: "wl_registry.bind")
         }
@@ -82,47 +77,31 @@ package final class ForeignToplevelManager {
         self.version = bound
         self.onEvent = onEvent
         self.manager = manager
-        managerListener = .allocate(capacity: 1)
-        managerListener.initialize(
-            to: zwlr_foreign_toplevel_manager_v1_listener(toplevel: managerToplevel, finished: managerFinished))
-        handleListener = .allocate(capacity: 1)
-        handleListener.initialize(
-            to: zwlr_foreign_toplevel_handle_v1_listener(
+        managerListener = ListenerTable(zwlr_foreign_toplevel_manager_v1_listener(toplevel: managerToplevel, finished: managerFinished))
+        handleListener = ListenerTable(
+            zwlr_foreign_toplevel_handle_v1_listener(
                 title: handleTitle, app_id: handleAppID, output_enter: handleOutput, output_leave: handleOutput,
                 state: handleState, done: handleDone, closed: handleClosed, parent: handleParent))
-        _ = notifybus_foreign_toplevel_manager_add_listener(manager, managerListener, Unmanaged.passUnretained(self).toOpaque())
+        _ = notifybus_foreign_toplevel_manager_add_listener(
+            manager, managerListener.pointer, Unmanaged.passUnretained(self).toOpaque())
         display.adopt(self)
         try display.flush()
     }
 
-    deinit {
-        stop()
-        managerListener.deinitialize(count: 1)
-        managerListener.deallocate()
-        handleListener.deinitialize(count: 1)
-        handleListener.deallocate()
-    }
+    deinit { stop() }
 
     /// Stops: destroys every handle (the `destroy` request, `wl_proxy_destroy`), sends the
     /// manager's `stop` request and destroys its proxy, and flushes; no event is handed over
     /// after this. Wraps `zwlr_foreign_toplevel_handle_v1.destroy`,
     /// `zwlr_foreign_toplevel_manager_v1.stop` (`wl_proxy_marshal_flags`) and `wl_proxy_destroy`.
-    package func stop() {
-        pending = []
-        guard !isStopped else { return }
-        let usable = !display.isClosed && display.failure == nil
-        destroyProxies(sendingStop: usable)
-        if usable { try? display.flush() }
-    }
+    package func stop() { stopProxies() }
 
     /// Destroys the handles' proxies (with their `destroy` requests), then the manager's (after
-    /// its `stop` request when `sendingStop`).
-    private func destroyProxies(sendingStop: Bool) {
-        isStopped = true
-        for handle in handles.keys { notifybus_foreign_toplevel_handle_destroy(handle) }
-        handles = [:]
+    /// its `stop` request when `sendingRequests`).
+    func destroyProxies(sendingRequests: Bool) {
+        for handle in proxies.stop() { notifybus_foreign_toplevel_handle_destroy(handle) }
         if let manager {
-            if sendingStop { notifybus_foreign_toplevel_manager_stop(manager) }
+            if sendingRequests { notifybus_foreign_toplevel_manager_stop(manager) }
             notifybus_foreign_toplevel_manager_destroy(manager)
         }
         manager = nil
@@ -131,55 +110,33 @@ package final class ForeignToplevelManager {
     // MARK: From libwayland's dispatch
 
     fileprivate func announced(_ handle: OpaquePointer) {
-        guard !isStopped else {
+        guard proxies.add(handle, announce: { .toplevel(id: $0) }) != nil else {
             notifybus_foreign_toplevel_handle_destroy(handle)
             return
         }
-        let id = nextID
-        nextID += 1
-        handles[handle] = id
-        _ = notifybus_foreign_toplevel_handle_add_listener(handle, handleListener, Unmanaged.passUnretained(self).toOpaque())
-        pending.append(.toplevel(id: id))
+        _ = notifybus_foreign_toplevel_handle_add_listener(handle, handleListener.pointer, Unmanaged.passUnretained(self).toOpaque())
     }
 
     fileprivate func finished() {
         guard !isStopped else { return }
-        destroyProxies(sendingStop: false)
-        pending.append(.finished)
+        proxies.hold(.finished)
+        destroyProxies(sendingRequests: false)
     }
 
     fileprivate func handleEvent(_ handle: OpaquePointer, _ event: (UInt64) -> Event) {
-        guard !isStopped, let id = handles[handle] else { return }
-        pending.append(event(id))
+        proxies.hold(from: handle, event)
     }
 
     fileprivate func closed(_ handle: OpaquePointer) {
-        guard !isStopped, let id = handles.removeValue(forKey: handle) else { return }
-        notifybus_foreign_toplevel_handle_destroy(handle)
-        pending.append(.closed(id: id))
+        if proxies.remove(handle, { .closed(id: $0) }) { notifybus_foreign_toplevel_handle_destroy(handle) }
     }
 
     fileprivate func id(of handle: OpaquePointer?) -> UInt64? {
-        handle.flatMap { handles[$0] }
+        proxies.id(of: handle)
     }
 }
 
-extension ForeignToplevelManager: WaylandProxyOwner {
-    var hasPendingEvents: Bool { !pending.isEmpty }
-
-    func deliverEvents() {
-        while !pending.isEmpty {
-            onEvent(pending.removeFirst())
-        }
-    }
-
-    /// The connection is closing: every proxy goes, and no event is handed over.
-    func releaseProxies() {
-        pending = []
-        guard !isStopped else { return }
-        destroyProxies(sendingStop: false)
-    }
-}
+extension ForeignToplevelManager: WindowListProxyOwner {}
 
 @available(*, unavailable, message: "a ForeignToplevelManager stays on its loop thread")
 extension ForeignToplevelManager: Sendable {}

@@ -45,19 +45,17 @@ package final class PlasmaWindowManager {
     package static let version = UInt32(NOTIFYBUS_PLASMA_WINDOW_MANAGEMENT_VERSION)
 
     /// Whether the manager is stopped: no event comes after this.
-    package private(set) var isStopped = false
+    package var isStopped: Bool { proxies.isStopped }
     /// How many windows are open (objects not yet unmapped).
-    package var windowCount: Int { windows.count }
+    package var windowCount: Int { proxies.count }
 
     let display: WaylandDisplay
     private var manager: OpaquePointer?
-    /// The windows' proxies and their ids.
-    private var windows: [OpaquePointer: UInt64] = [:]
-    private var nextID: UInt64 = 1
-    private var pending: [Event] = []
-    private let onEvent: (Event) -> Void
-    private let managerListener: UnsafeMutablePointer<org_kde_plasma_window_management_listener>
-    private let windowListener: UnsafeMutablePointer<org_kde_plasma_window_listener>
+    /// The windows' proxies, their ids and their events.
+    var proxies = WindowProxies<Event>()
+    let onEvent: (Event) -> Void
+    private let managerListener: ListenerTable<org_kde_plasma_window_management_listener>
+    private let windowListener: ListenerTable<org_kde_plasma_window_listener>
 
     /// Binds the compositor's `org_kde_plasma_window_management` global (from `display.globals`,
     /// so after a round trip) at version 4, and sends the bind with the next flush. Wraps
@@ -82,46 +80,32 @@ package final class PlasmaWindowManager {
         self.display = display
         self.onEvent = onEvent
         self.manager = manager
-        managerListener = .allocate(capacity: 1)
-        managerListener.initialize(
-            to: org_kde_plasma_window_management_listener(show_desktop_changed: managerShowDesktop, window: managerWindow))
-        windowListener = .allocate(capacity: 1)
-        windowListener.initialize(
-            to: org_kde_plasma_window_listener(
+        managerListener = ListenerTable(
+            org_kde_plasma_window_management_listener(show_desktop_changed: managerShowDesktop, window: managerWindow))
+        windowListener = ListenerTable(
+            org_kde_plasma_window_listener(
                 title_changed: windowText, app_id_changed: windowAppID, state_changed: windowState,
                 virtual_desktop_changed: windowDesktop, themed_icon_name_changed: windowText, unmapped: windowUnmapped,
                 initial_state: windowInitialState, parent_window: windowParent, geometry: windowGeometry,
                 icon_changed: windowIcon, pid_changed: windowPID, virtual_desktop_entered: windowText,
                 virtual_desktop_left: windowText, application_menu: windowMenu))
-        _ = notifybus_plasma_window_management_add_listener(manager, managerListener, Unmanaged.passUnretained(self).toOpaque())
+        _ = notifybus_plasma_window_management_add_listener(
+            manager, managerListener.pointer, Unmanaged.passUnretained(self).toOpaque())
         display.adopt(self)
         try display.flush()
     }
 
-    deinit {
-        stop()
-        managerListener.deinitialize(count: 1)
-        managerListener.deallocate()
-        windowListener.deinitialize(count: 1)
-        windowListener.deallocate()
-    }
+    deinit { stop() }
 
     /// Stops: destroys every window (the `destroy` request, `wl_proxy_destroy`) and the
     /// manager's proxy, and flushes; no event is handed over after this. Wraps
     /// `org_kde_plasma_window.destroy` (`wl_proxy_marshal_flags`) and `wl_proxy_destroy`.
-    package func stop() {
-        pending = []
-        guard !isStopped else { return }
-        let usable = !display.isClosed && display.failure == nil
-        destroyProxies()
-        if usable { try? display.flush() }
-    }
+    package func stop() { stopProxies() }
 
-    /// Destroys the windows' proxies (with their `destroy` requests), then the manager's.
-    private func destroyProxies() {
-        isStopped = true
-        for window in windows.keys { notifybus_plasma_window_destroy(window) }
-        windows = [:]
+    /// Destroys the windows' proxies (with their `destroy` requests), then the manager's (the
+    /// protocol has no request to stop it).
+    func destroyProxies(sendingRequests: Bool) {
+        for window in proxies.stop() { notifybus_plasma_window_destroy(window) }
         if let manager { notifybus_plasma_window_management_destroy(manager) }
         manager = nil
     }
@@ -133,41 +117,20 @@ package final class PlasmaWindowManager {
         guard !isStopped, let manager,
             let window = notifybus_plasma_window_management_get_window(manager, internalID)
         else { return }
-        let id = nextID
-        nextID += 1
-        windows[window] = id
-        _ = notifybus_plasma_window_add_listener(window, windowListener, Unmanaged.passUnretained(self).toOpaque())
-        pending.append(.window(id: id))
+        _ = proxies.add(window) { .window(id: $0) }
+        _ = notifybus_plasma_window_add_listener(window, windowListener.pointer, Unmanaged.passUnretained(self).toOpaque())
     }
 
     fileprivate func windowEvent(_ window: OpaquePointer, _ event: (UInt64) -> Event) {
-        guard !isStopped, let id = windows[window] else { return }
-        pending.append(event(id))
+        proxies.hold(from: window, event)
     }
 
     fileprivate func unmapped(_ window: OpaquePointer) {
-        guard !isStopped, let id = windows.removeValue(forKey: window) else { return }
-        notifybus_plasma_window_destroy(window)
-        pending.append(.unmapped(id: id))
+        if proxies.remove(window, { .unmapped(id: $0) }) { notifybus_plasma_window_destroy(window) }
     }
 }
 
-extension PlasmaWindowManager: WaylandProxyOwner {
-    var hasPendingEvents: Bool { !pending.isEmpty }
-
-    func deliverEvents() {
-        while !pending.isEmpty {
-            onEvent(pending.removeFirst())
-        }
-    }
-
-    /// The connection is closing: every proxy goes, and no event is handed over.
-    func releaseProxies() {
-        pending = []
-        guard !isStopped else { return }
-        destroyProxies()
-    }
-}
+extension PlasmaWindowManager: WindowListProxyOwner {}
 
 @available(*, unavailable, message: "a PlasmaWindowManager stays on its loop thread")
 extension PlasmaWindowManager: Sendable {}
