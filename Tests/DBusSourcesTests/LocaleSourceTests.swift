@@ -33,9 +33,7 @@ struct LocaleSourceTests {
     let etc: String
 
     init() async throws {
-        bus = try PrivateBus()
-        client = try DBusClient(address: bus.dbusAddress)
-        try await client.waitUntilConnected()
+        (bus, client) = try await PrivateBus.startedWithClient()
         etc = bus.directory + "/etc"
         mkdir(etc, 0o755)
         mkdir(etc + "/default", 0o755)

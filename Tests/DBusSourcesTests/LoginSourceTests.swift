@@ -24,9 +24,7 @@ struct LoginSourceTests {
     let client: DBusClient
 
     init() async throws {
-        bus = try PrivateBus()
-        client = try DBusClient(address: bus.dbusAddress)
-        try await client.waitUntilConnected()
+        (bus, client) = try await PrivateBus.startedWithClient()
     }
 
     /// Starts the mock; with `session`, adds that session and a `GetSessionByPID` that returns it

@@ -16,9 +16,7 @@ struct NetworkSourceTests {
     let client: DBusClient
 
     init() async throws {
-        bus = try PrivateBus()
-        client = try DBusClient(address: bus.dbusAddress)
-        try await client.waitUntilConnected()
+        (bus, client) = try await PrivateBus.startedWithClient()
     }
 
     /// Starts the mock with `Metered` (when given) added to the manager object.

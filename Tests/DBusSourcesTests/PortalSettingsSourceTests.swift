@@ -20,9 +20,7 @@ struct PortalSettingsSourceTests {
     let client: DBusClient
 
     init() async throws {
-        bus = try PrivateBus(.session)
-        client = try DBusClient(address: bus.dbusAddress)
-        try await client.waitUntilConnected()
+        (bus, client) = try await PrivateBus.startedWithClient(.session)
     }
 
     func startPortal(version: Int) async throws -> MockService {

@@ -31,9 +31,7 @@ struct PowerProfileSourceTests {
     let client: DBusClient
 
     init() async throws {
-        bus = try PrivateBus()
-        client = try DBusClient(address: bus.dbusAddress)
-        try await client.waitUntilConnected()
+        (bus, client) = try await PrivateBus.startedWithClient()
     }
 
     func startOld(_ profile: String = "balanced") async throws -> MockService {

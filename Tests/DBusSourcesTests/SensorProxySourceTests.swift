@@ -17,9 +17,7 @@ struct SensorProxySourceTests {
     let client: DBusClient
 
     init() async throws {
-        bus = try PrivateBus()
-        client = try DBusClient(address: bus.dbusAddress)
-        try await client.waitUntilConnected()
+        (bus, client) = try await PrivateBus.startedWithClient()
     }
 
     func startMock(_ parameters: String = allSensors) async throws -> MockService {

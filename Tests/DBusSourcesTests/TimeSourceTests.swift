@@ -40,9 +40,7 @@ struct TimeSourceTests {
     let etc: String
 
     init() async throws {
-        bus = try PrivateBus()
-        client = try DBusClient(address: bus.dbusAddress)
-        try await client.waitUntilConnected()
+        (bus, client) = try await PrivateBus.startedWithClient()
         etc = bus.directory + "/etc"
         mkdir(etc, 0o755)
     }

@@ -94,9 +94,7 @@ struct MediaPlayersTests {
     let client: DBusClient
 
     init() async throws {
-        bus = try PrivateBus(.session)
-        client = try DBusClient(address: bus.dbusAddress)
-        try await client.waitUntilConnected()
+        (bus, client) = try await PrivateBus.startedWithClient(.session)
     }
 
     func startPlayer(_ suffix: String = "test", status: String = #""Playing""#) async throws -> DBusMockProcess {

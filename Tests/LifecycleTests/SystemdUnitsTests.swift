@@ -94,9 +94,7 @@ struct SystemdUnitsTests {
     let client: DBusClient
 
     init() async throws {
-        bus = try PrivateBus(.session)
-        client = try DBusClient(address: bus.dbusAddress)
-        try await client.waitUntilConnected()
+        (bus, client) = try await PrivateBus.startedWithClient(.session)
     }
 
     func startManager(units: [String: String] = [:]) async throws -> MockService {
