@@ -24,12 +24,20 @@ enum KWinBedEnvironment {
     /// this test bundle, 80 MB or so, takes it 1.5 to 2.5 s here.
     private let registryTimeout = Duration.seconds(20)
 
-    private func kwin() async throws -> HeadlessKWin {
-        try await HeadlessKWin(trusting: [Paths.testExecutable])
+    /// A headless KWin trusting this test process, with windows of `appIDs` opened in that order.
+    private func kwin(withWindows appIDs: [String]) async throws -> HeadlessKWin {
+        let kwin = try await HeadlessKWin(trusting: [Paths.testExecutable])
+        do {
+            for appID in appIDs { try await kwin.openWindow(appID: appID) }
+            return kwin
+        } catch {
+            kwin.stop()
+            throw error
+        }
     }
 
     @Test func theFirstListHasEveryWindowWithItsProcessAndTheFocusedOneActive() async throws {
-        let kwin = try await kwin()
+        let kwin = try await kwin(withWindows: [])
         defer { kwin.stop() }
         let a = try await kwin.openWindow(appID: "org.example.A")
         let b = try await kwin.openWindow(appID: "org.example.B")
@@ -48,10 +56,8 @@ enum KWinBedEnvironment {
     }
 
     @Test func aFocusChangeArrivesWithin100MillisecondsOfTheScriptsRun() async throws {
-        let kwin = try await kwin()
+        let kwin = try await kwin(withWindows: ["org.example.A", "org.example.B"])
         defer { kwin.stop() }
-        try await kwin.openWindow(appID: "org.example.A")
-        try await kwin.openWindow(appID: "org.example.B")
 
         let watch = try await KdeWatcherRun(display: kwin.displayPath, registryTimeout: registryTimeout)
         defer { watch.stop() }
@@ -78,10 +84,8 @@ enum KWinBedEnvironment {
     }
 
     @Test func aWindowThatClosesLeavesTheListAndANewOneGetsANewID() async throws {
-        let kwin = try await kwin()
+        let kwin = try await kwin(withWindows: ["org.example.A", "org.example.B"])
         defer { kwin.stop() }
-        try await kwin.openWindow(appID: "org.example.A")
-        try await kwin.openWindow(appID: "org.example.B")
 
         let watch = try await KdeWatcherRun(display: kwin.displayPath, registryTimeout: registryTimeout)
         defer { watch.stop() }
@@ -108,9 +112,8 @@ enum KWinBedEnvironment {
     }
 
     @Test func aCompositorThatDiesIsReportedLostExactlyOnce() async throws {
-        let kwin = try await kwin()
+        let kwin = try await kwin(withWindows: ["org.example.A"])
         defer { kwin.stop() }
-        try await kwin.openWindow(appID: "org.example.A")
 
         let watch = try await KdeWatcherRun(display: kwin.displayPath, registryTimeout: registryTimeout)
         defer { watch.stop() }
@@ -126,9 +129,8 @@ enum KWinBedEnvironment {
     }
 
     @Test func nothingIsReportedAfterStop() async throws {
-        let kwin = try await kwin()
+        let kwin = try await kwin(withWindows: ["org.example.A"])
         defer { kwin.stop() }
-        try await kwin.openWindow(appID: "org.example.A")
 
         let watch = try await KdeWatcherRun(display: kwin.displayPath, registryTimeout: registryTimeout)
         #expect(try #require(await watch.nextWindows()).count == 1)
@@ -143,9 +145,8 @@ enum KWinBedEnvironment {
     }
 
     @Test func anIdleWatcherLeavesItsLoopAsleep() async throws {
-        let kwin = try await kwin()
+        let kwin = try await kwin(withWindows: ["org.example.A"])
         defer { kwin.stop() }
-        try await kwin.openWindow(appID: "org.example.A")
         let watch = try await KdeWatcherRun(display: kwin.displayPath, registryTimeout: registryTimeout)
         defer { watch.stop() }
         #expect(try #require(await watch.nextWindows()).count == 1)
@@ -161,10 +162,8 @@ enum KWinBedEnvironment {
     /// A window KWin keeps off the task bar (as it does panels, the desktop, notifications) is
     /// not listed while it is; back on the task bar, it is listed again, under the same id.
     @Test func aWindowOffTheTaskBarIsNotListed() async throws {
-        let kwin = try await kwin()
+        let kwin = try await kwin(withWindows: ["org.example.A", "org.example.Panel"])
         defer { kwin.stop() }
-        try await kwin.openWindow(appID: "org.example.A")
-        try await kwin.openWindow(appID: "org.example.Panel")
         let watch = try await KdeWatcherRun(display: kwin.displayPath, registryTimeout: registryTimeout)
         defer { watch.stop() }
         let first = try #require(await watch.nextWindows())

@@ -29,6 +29,21 @@ import Glibc
         ].filter(\.compositor.testsRun)
     }
 
+    /// A bed on `compositor` with A's and then B's window (B in front), under a daemon freezing
+    /// after 2 s; A's scope and the daemon's log.
+    private static func twoAppsWithB(on compositor: TestedCompositor) async throws -> (any CompositorBed, AppScopes.Scope, WatcherLog) {
+        let bed = try await compositor.bed()
+        do {
+            let scopeA = try await bed.openWindow("org.example.A", in: nil)
+            try await bed.openWindow("org.example.B", in: nil)
+            try await bed.startDaemon(["--freeze-delay", "2"], backend: nil)
+            return (bed, scopeA, WatcherLog(bed))
+        } catch {
+            bed.stop()
+            throw error
+        }
+    }
+
     @Test(arguments: Setup.all)
     func aBackgroundAppIsFrozenAfterTheDelayAndThawedAtOnceWhenFocused(_ setup: Setup) async throws {
         let bed = try await setup.compositor.bed()
@@ -63,12 +78,8 @@ import Glibc
 
     @Test(arguments: TestedCompositor.running)
     func aReturnToTheForegroundRestartsTheCount(_ compositor: TestedCompositor) async throws {
-        let bed = try await compositor.bed()
+        let (bed, scopeA, log) = try await Self.twoAppsWithB(on: compositor)
         defer { bed.stop() }
-        let scopeA = try await bed.openWindow("org.example.A", in: nil)
-        try await bed.openWindow("org.example.B", in: nil)
-        try await bed.startDaemon(["--freeze-delay", "2"], backend: nil)
-        let log = WatcherLog(bed)
         #expect(log.waitFor("org.example.A", "background", reason: .some(nil), fromStart: true))
         #expect(log.waitFor("org.example.B", "foreground", fromStart: true))
         // 1.5 s in the background, of the 2 s: then in front again, and back.
@@ -142,12 +153,8 @@ import Glibc
 
     @Test(arguments: TestedCompositor.running)
     func closingTheLastWindowOfAFrozenAppThawsItsScope(_ compositor: TestedCompositor) async throws {
-        let bed = try await compositor.bed()
+        let (bed, scopeA, log) = try await Self.twoAppsWithB(on: compositor)
         defer { bed.stop() }
-        let scopeA = try await bed.openWindow("org.example.A", in: nil)
-        try await bed.openWindow("org.example.B", in: nil)
-        try await bed.startDaemon(["--freeze-delay", "2"], backend: nil)
-        let log = WatcherLog(bed)
         #expect(log.waitFor("org.example.A", "frozen", fromStart: true))
         #expect(freezeBit(scopeA.directory) == "1")
         try await bed.close("org.example.A")

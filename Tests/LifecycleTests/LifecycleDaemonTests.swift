@@ -10,6 +10,24 @@ import Glibc
 /// `notifybusd --freeze-background` as a child process, against a headless sway with foot
 /// windows in app scopes: the rules of the article Freezing background apps, end to end.
 @Suite(.serialized, .enabled(if: SwayBedEnvironment.testsRun)) struct LifecycleDaemonTests {
+    /// A bed with A frozen in the background and B in front, by a daemon then killed (SIGKILL):
+    /// A stays frozen.
+    private static func appFrozenByAKilledDaemon() async throws -> (LifecycleBed<HeadlessSway>, AppScopes.Scope) {
+        let bed = try await LifecycleBed()
+        do {
+            let (_, scopeA) = try await bed.open("org.example.A")
+            try await bed.open("org.example.B")
+            try await bed.start()
+            #expect(bed.waitFor("org.example.A", "frozen") != nil)
+            #expect(bed.stopDaemon(SIGKILL) == nil)
+            #expect(scopeA.isFrozen)
+            return (bed, scopeA)
+        } catch {
+            bed.stop()
+            throw error
+        }
+    }
+
     @Test func autoTakesTheWlrProtocolWithoutSway() async throws {
         let bed = try await LifecycleBed()
         defer { bed.stop() }
@@ -66,14 +84,8 @@ import Glibc
     }
 
     @Test func aKilledDaemonsFreezesAreThawedAtTheNextStartEvenWithoutTheFeature() async throws {
-        let bed = try await LifecycleBed()
+        let (bed, scopeA) = try await Self.appFrozenByAKilledDaemon()
         defer { bed.stop() }
-        let (_, scopeA) = try await bed.open("org.example.A")
-        try await bed.open("org.example.B")
-        try await bed.start()
-        #expect(bed.waitFor("org.example.A", "frozen") != nil)
-        #expect(bed.stopDaemon(SIGKILL) == nil)
-        #expect(scopeA.isFrozen)
         #expect(bed.listed == [scopeA.group])
         // The next start, without --freeze-background.
         let daemon = try await DaemonBed(environment: ["XDG_RUNTIME_DIR": bed.runtime])
@@ -83,14 +95,8 @@ import Glibc
     }
 
     @Test func thawAllThawsWhatIsListedAndExits() async throws {
-        let bed = try await LifecycleBed()
+        let (bed, scopeA) = try await Self.appFrozenByAKilledDaemon()
         defer { bed.stop() }
-        let (_, scopeA) = try await bed.open("org.example.A")
-        try await bed.open("org.example.B")
-        try await bed.start()
-        #expect(bed.waitFor("org.example.A", "frozen") != nil)
-        #expect(bed.stopDaemon(SIGKILL) == nil)
-        #expect(scopeA.isFrozen)
         let log = try makeTemporaryFile("thaw-all")
         defer { unlink(log) }
         let thaw = try ChildProcess(Paths.notifybusd, ["--thaw-all"], environment: ["XDG_RUNTIME_DIR": bed.runtime], log: log)

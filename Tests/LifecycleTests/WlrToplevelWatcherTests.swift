@@ -16,12 +16,22 @@ private var wlrTestsRun: Bool { getenv("CI") != nil || (geteuid() == 0 && SwayBe
 /// The wlr window backend against a real headless sway (wlroots' foreign-toplevel manager,
 /// version 3) with real foot windows (`HeadlessSway`).
 @Suite(.serialized, .enabled(if: wlrTestsRun)) struct WlrToplevelWatcherTests {
-    @Test func theFirstListHasEveryWindowAndTheFocusedOneActivated() async throws {
+    /// A headless sway with foot windows of `appIDs`, opened in that order, then `focus` focused.
+    private static func sway(withWindows appIDs: [String], focus: String? = nil) async throws -> HeadlessSway {
         let sway = try await HeadlessSway()
+        do {
+            for appID in appIDs { try await sway.openWindow(appID: appID) }
+            if let focus { try await sway.focus(appID: focus) }
+            return sway
+        } catch {
+            sway.stop()
+            throw error
+        }
+    }
+
+    @Test func theFirstListHasEveryWindowAndTheFocusedOneActivated() async throws {
+        let sway = try await Self.sway(withWindows: ["org.example.A", "org.example.B"], focus: "org.example.A")
         defer { sway.stop() }
-        try await sway.openWindow(appID: "org.example.A")
-        try await sway.openWindow(appID: "org.example.B")
-        try await sway.focus(appID: "org.example.A")
 
         let watch = try await WlrWatcherRun(display: sway.displayPath)
         defer { watch.stop() }
@@ -63,10 +73,8 @@ private var wlrTestsRun: Bool { getenv("CI") != nil || (geteuid() == 0 && SwayBe
     }
 
     @Test func aWindowThatClosesLeavesTheListAndANewOneGetsANewID() async throws {
-        let sway = try await HeadlessSway()
+        let sway = try await Self.sway(withWindows: ["org.example.A", "org.example.B"])
         defer { sway.stop() }
-        try await sway.openWindow(appID: "org.example.A")
-        try await sway.openWindow(appID: "org.example.B")
 
         let watch = try await WlrWatcherRun(display: sway.displayPath)
         defer { watch.stop() }
@@ -91,11 +99,8 @@ private var wlrTestsRun: Bool { getenv("CI") != nil || (geteuid() == 0 && SwayBe
     }
 
     @Test func aWindowMovedToTheScratchpadIsNoLongerActivated() async throws {
-        let sway = try await HeadlessSway()
+        let sway = try await Self.sway(withWindows: ["org.example.A", "org.example.B"], focus: "org.example.A")
         defer { sway.stop() }
-        try await sway.openWindow(appID: "org.example.A")
-        try await sway.openWindow(appID: "org.example.B")
-        try await sway.focus(appID: "org.example.A")
 
         let watch = try await WlrWatcherRun(display: sway.displayPath)
         defer { watch.stop() }
@@ -110,9 +115,8 @@ private var wlrTestsRun: Bool { getenv("CI") != nil || (geteuid() == 0 && SwayBe
     }
 
     @Test func aCompositorThatDiesIsReportedLostExactlyOnce() async throws {
-        let sway = try await HeadlessSway()
+        let sway = try await Self.sway(withWindows: ["org.example.A"])
         defer { sway.stop() }
-        try await sway.openWindow(appID: "org.example.A")
 
         let watch = try await WlrWatcherRun(display: sway.displayPath)
         defer { watch.stop() }
@@ -129,9 +133,8 @@ private var wlrTestsRun: Bool { getenv("CI") != nil || (geteuid() == 0 && SwayBe
     }
 
     @Test func nothingIsReportedAfterStop() async throws {
-        let sway = try await HeadlessSway()
+        let sway = try await Self.sway(withWindows: ["org.example.A"])
         defer { sway.stop() }
-        try await sway.openWindow(appID: "org.example.A")
 
         let watch = try await WlrWatcherRun(display: sway.displayPath)
         #expect(try #require(await watch.nextWindows()).count == 1)
@@ -146,9 +149,8 @@ private var wlrTestsRun: Bool { getenv("CI") != nil || (geteuid() == 0 && SwayBe
     }
 
     @Test func anIdleWatcherLeavesItsLoopAsleep() async throws {
-        let sway = try await HeadlessSway()
+        let sway = try await Self.sway(withWindows: ["org.example.A"])
         defer { sway.stop() }
-        try await sway.openWindow(appID: "org.example.A")
         let watch = try await WlrWatcherRun(display: sway.displayPath)
         defer { watch.stop() }
         #expect(try #require(await watch.nextWindows()).count == 1)
