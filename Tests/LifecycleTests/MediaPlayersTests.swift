@@ -12,39 +12,19 @@ import Glibc
 /// `MediaPlayers` on a loop of its own with its own connection to a private session bus; what it
 /// reports and logs is recorded.
 final class RunningMediaPlayers: Sendable {
-    let loop: EventLoopThread
     let reports = Recorder<Set<Int32>>()
     let log = LogRecorder()
-    private let key = LoopLocalKey<(DBusConnection, MediaPlayers)>()
+    private let running: ConnectedOnLoop<MediaPlayers>
 
     /// Made before the connection connects (it starts once connected), or, `onConnected`, on a
     /// connection registered on the bus already (it starts at once).
     init(bus: PrivateBus, timeout: Duration = .seconds(5), onConnected: Bool = false) async throws {
-        loop = try EventLoopThread(name: "media-players")
-        let (key, reports, logger, address) = (key, reports, log.logger, bus.dbusAddress)
-        let connectionKey = LoopLocalKey<DBusConnection>()
-        let install: @Sendable (LoopContext, DBusConnection) -> Void = { context, connection in
-            let players = MediaPlayers(connection: connection, logger: logger, timeout: timeout) { reports.append($0) }
-            context[local: key] = (connection, players)
-        }
-        try await loop.submit { context in
-            let connection = DBusConnection(
-                address: address, context: context,
-                configuration: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200)))
-            if onConnected {
-                context[local: connectionKey] = connection
-            } else {
-                install(context, connection)
-            }
-            connection.connect()
-        }
-        guard onConnected else { return }
-        guard await eventually({ (try? await self.loop.submit { context in context[local: connectionKey]?.isConnected }) == true })
-        else { throw HarnessError("the connection did not register on the bus") }
-        try await loop.submit { context in
-            guard let connection = context[local: connectionKey] else { return }
-            install(context, connection)
-            context[local: connectionKey] = nil
+        let (reports, logger) = (reports, log.logger)
+        running = try await ConnectedOnLoop(
+            name: "media-players", bus: bus,
+            configuration: .init(initialBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200)), onConnected: onConnected
+        ) { connection in
+            MediaPlayers(connection: connection, logger: logger, timeout: timeout) { reports.append($0) }
         }
     }
 
@@ -58,24 +38,13 @@ final class RunningMediaPlayers: Sendable {
 
     /// The set as `MediaPlayers` holds it now, read on its loop.
     func playingProcesses() async throws -> Set<Int32> {
-        let key = self.key
-        return try await loop.submit { context in context[local: key]?.1.playingProcesses ?? [] }
+        try await running.read(\.playingProcesses) ?? []
     }
 
     /// The warnings logged.
     var warnings: [String] { log.recent }
 
-    func stop() async {
-        let key = self.key
-        _ = try? await loop.submit { context in
-            if let (connection, players) = context[local: key] {
-                players.stop()
-                connection.close()
-            }
-            context[local: key] = nil
-        }
-        await loop.shutdown()
-    }
+    func stop() async { await running.stop() }
 }
 
 /// Sets `PlaybackStatus` of the player `name` (python-dbusmock's `Properties.Set` emits

@@ -12,37 +12,16 @@ import Glibc
 /// `ProtectedProcesses` on a loop of its own with its own connection to a private session bus,
 /// made before the connection connects; what it reports is recorded.
 final class RunningProtectedProcesses: Sendable {
-    let loop: EventLoopThread
     let reports = Recorder<Set<Int32>>()
     let log = LogRecorder()
-    private let key = LoopLocalKey<(DBusConnection, ProtectedProcesses)>()
+    private let running: ConnectedOnLoop<ProtectedProcesses>
 
     /// Made before the connection connects, or, `onConnected`, on a connection registered on the
     /// bus already.
     init(bus: PrivateBus, onConnected: Bool = false) async throws {
-        loop = try EventLoopThread(name: "protected-processes")
-        let (key, reports, logger, address) = (key, reports, log.logger, bus.dbusAddress)
-        let connectionKey = LoopLocalKey<DBusConnection>()
-        let install: @Sendable (LoopContext, DBusConnection) -> Void = { context, connection in
-            let protected = ProtectedProcesses(connection: connection, logger: logger) { reports.append($0) }
-            context[local: key] = (connection, protected)
-        }
-        try await loop.submit { context in
-            let connection = DBusConnection(address: address, context: context)
-            if onConnected {
-                context[local: connectionKey] = connection
-            } else {
-                install(context, connection)
-            }
-            connection.connect()
-        }
-        guard onConnected else { return }
-        guard await eventually({ (try? await self.loop.submit { context in context[local: connectionKey]?.isConnected }) == true })
-        else { throw HarnessError("the connection did not register on the bus") }
-        try await loop.submit { context in
-            guard let connection = context[local: connectionKey] else { return }
-            install(context, connection)
-            context[local: connectionKey] = nil
+        let (reports, logger) = (reports, log.logger)
+        running = try await ConnectedOnLoop(name: "protected-processes", bus: bus, onConnected: onConnected) { connection in
+            ProtectedProcesses(connection: connection, logger: logger) { reports.append($0) }
         }
     }
 
@@ -51,17 +30,7 @@ final class RunningProtectedProcesses: Sendable {
         await reports.wait(timeout: timeout) { ($0.last ?? []) == expected }
     }
 
-    func stop() async {
-        let key = self.key
-        _ = try? await loop.submit { context in
-            if let (connection, protected) = context[local: key] {
-                protected.stop()
-                connection.close()
-            }
-            context[local: key] = nil
-        }
-        await loop.shutdown()
-    }
+    func stop() async { await running.stop() }
 }
 
 /// The process of the `dbus-daemon` of `bus`, found in /proc by its configuration file.

@@ -14,61 +14,29 @@ import Glibc
 /// `SystemdUnits` on a loop of its own with its own connection to a private session bus, made
 /// before the connection connects (its first call asks the bus daemon for the manager's owner).
 final class RunningSystemdUnits: Sendable {
-    let loop: EventLoopThread
     let log = LogRecorder()
-    private let key = LoopLocalKey<(DBusConnection, SystemdUnits)>()
+    private let running: ConnectedOnLoop<SystemdUnits>
 
     init(bus: PrivateBus) async throws {
-        loop = try EventLoopThread(name: "systemd-units")
-        let (key, logger, address) = (key, log.logger, bus.dbusAddress)
-        try await loop.submit { context in
-            let connection = DBusConnection(address: address, context: context)
-            context[local: key] = (connection, SystemdUnits(connection: connection, logger: logger))
-            connection.connect()
-        }
-    }
-
-    /// Runs `body` with the helper on its loop and awaits what it hands `done`.
-    private func await<R: Sendable>(_ body: @escaping @Sendable (SystemdUnits, @escaping @Sendable (R) -> Void) -> Void) async throws -> R {
-        let key = self.key
-        return try await withCheckedThrowingContinuation { continuation in
-            do {
-                try loop.execute { context in
-                    guard let (_, units) = context[local: key] else {
-                        continuation.resume(throwing: HarnessError("stopped"))
-                        return
-                    }
-                    body(units) { continuation.resume(returning: $0) }
-                }
-            } catch {
-                continuation.resume(throwing: error)
-            }
+        let logger = log.logger
+        running = try await ConnectedOnLoop(name: "systemd-units", bus: bus) { connection in
+            SystemdUnits(connection: connection, logger: logger)
         }
     }
 
     func lookUp(_ unit: String) async throws -> SystemdUnits.Lookup {
-        try await self.await { units, done in units.lookUp(unit: unit, reply: done) }
+        try await running.await { units, done in units.lookUp(unit: unit, reply: done) }
     }
 
     func freeze(_ unit: String) async throws -> Result<Void, DBusError> {
-        try await self.await { units, done in units.freeze(unit: unit, completion: done) }
+        try await running.await { units, done in units.freeze(unit: unit, completion: done) }
     }
 
     func thaw(_ unit: String) async throws -> Result<Void, DBusError> {
-        try await self.await { units, done in units.thaw(unit: unit, completion: done) }
+        try await running.await { units, done in units.thaw(unit: unit, completion: done) }
     }
 
-    func stop() async {
-        let key = self.key
-        _ = try? await loop.submit { context in
-            if let (connection, units) = context[local: key] {
-                units.stop()
-                connection.close()
-            }
-            context[local: key] = nil
-        }
-        await loop.shutdown()
-    }
+    func stop() async { await running.stop() }
 }
 
 /// Whether `result` is a success.

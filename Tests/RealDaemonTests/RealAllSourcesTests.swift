@@ -13,15 +13,8 @@ import Glibc
 @Suite("notifywatch with every real daemon at once", .enabled(if: canRunRealLocaled, "needs root for unshare --mount; always run under CI"))
 struct RealAllSourcesTests {
     @Test func sourcesListAndOneWatcherForAllOfThem() async throws {
-        let system = try PrivateBus()
-        let testbed = try IIOTestbed(bus: system)
-        for device in ["accel", "proximity", "als"] { try testbed.add(device) }
-        try testbed.start()
-        let localed = try await RealLocaled(bus: system, initialLocale: ["LANG=C.UTF-8"])
-        try await localed.start()
-        try await system.waitForOwner(of: "net.hadess.SensorProxy")
-        let portal = try await RealPortal()
-        let buses = ["--system-bus", system.address, "--session-bus", portal.bus.address]
+        let peers = try await RealPeers()
+        let (system, testbed, localed, portal, buses) = (peers.system, peers.sensors, peers.localed, peers.portal, peers.buses)
 
         // `notifywatch sources`: each D-Bus source can run here, with the keys it publishes.
         let list = try await runCommand(

@@ -20,16 +20,8 @@ import Glibc
 @Suite("idle beside the real daemons", .enabled(if: canRunRealLocaled, "needs root for unshare --mount; always run under CI"))
 struct RealIdleTests {
     @Test func notifywatchAndNotifybusdDoNotWakeIn60Seconds() async throws {
-        let system = try PrivateBus()
-        let testbed = try IIOTestbed(bus: system)
-        for device in ["accel", "proximity", "als"] { try testbed.add(device) }
-        try testbed.start()
-        let localed = try await RealLocaled(bus: system, initialLocale: ["LANG=C.UTF-8"])
-        try await localed.start()
-        try await localed.installActivation()
-        try await system.waitForOwner(of: "net.hadess.SensorProxy")
-        let portal = try await RealPortal()
-        let buses = ["--system-bus", system.address, "--session-bus", portal.bus.address]
+        let peers = try await RealPeers(activatingLocaled: true)
+        let (system, testbed, localed, portal, buses) = (peers.system, peers.sensors, peers.localed, peers.portal, peers.buses)
 
         let origin = ContinuousClock.now
         let watch = try NotifyWatchRun(["--no-source", "power"] + buses)
