@@ -44,7 +44,7 @@ let package = Package(
         .executableTarget(
             name: "MQTTBench",
             dependencies: ["BenchSupport", harness, .product(name: "Logging", package: "swift-log")]
-                + notifyBus("NotifyBus", "NotifyBusMQTT", "Mosquitto", "EpollLoop", "SystemSupport")),
+                + notifyBus("NotifyBus", "_NotifyBusMQTT", "_Mosquitto", "_EpollLoop", "_SystemSupport")),
         // The anchor of PSI trigger → subscriber (`poll`: one trigger, poll() for POLLPRI), and the
         // memory hog (`hog`), in C.
         .executableTarget(name: "pressure-poll"),
@@ -53,10 +53,10 @@ let package = Package(
             dependencies: ["BenchSupport", harness] + notifyBus("NotifyBus", "NotifyBusSources")),
         .executableTarget(
             name: "UeventLatency",
-            dependencies: ["BenchSupport", "CUmockdev", harness] + notifyBus("NotifyBus", "NotifyBusSources", "Udev", "EpollLoop")),
+            dependencies: ["BenchSupport", "CUmockdev", harness] + notifyBus("NotifyBus", "NotifyBusSources", "_Udev", "_EpollLoop")),
         .executableTarget(
             name: "DBusLatency",
-            dependencies: ["BenchSupport", "CDBusRaw", harness] + notifyBus("DBus", "EpollLoop", "NotifyBus")),
+            dependencies: ["BenchSupport", "CDBusRaw", harness] + notifyBus("DBus", "_EpollLoop", "NotifyBus")),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,5 @@
 public import DBus
-public import Synchronization
+import Synchronization
 
 #if canImport(Glibc)
 public import Glibc
