@@ -26,8 +26,8 @@ import Glibc
         #expect(log.waitFor("org.example.A", "frozen", fromStart: true))
         // The overview (or the lock screen) comes up: no toplevel is activated, so B is in the
         // background too, and frozen after the delay.
-        try await bed.compositor.cover()
         let covered = ContinuousClock.now
+        try await bed.compositor.cover()
         #expect(log.waitFor("org.example.B", "background"))
         #expect(log.waitFor("org.example.B", "frozen", timeout: .seconds(6)))
         let frozenAfter = ContinuousClock.now - covered

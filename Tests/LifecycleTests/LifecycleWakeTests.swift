@@ -242,8 +242,8 @@ import Glibc
     @Test func aThawBySomeoneElseIsSeenAndTheAppFrozenAgainAfterTheGrace() async throws {
         let (bed, log, _, scope) = try await Self.frozenApp(grace: 2)
         defer { bed.stop() }
-        try scope.setFrozen(false)
         let thawed = ContinuousClock.now
+        try scope.setFrozen(false)
         #expect(log.waitFor(Self.mail, "background", reason: "woken"))
         #expect(ContinuousClock.now - thawed < .seconds(1))
         #expect(log.waitFor(Self.mail, "frozen", timeout: .seconds(6)))
