@@ -40,7 +40,7 @@ package final class ForeignToplevelManager {
     /// The highest version this implementation speaks.
     package static let highestVersion = UInt32(NOTIFYBUS_FOREIGN_TOPLEVEL_VERSION)
 
-    /// The version bound: the lower of the one asked for and the compositor's.
+    /// The version bound: the lower of `highestVersion` and the compositor's.
     package let version: UInt32
     /// Whether the manager is stopped or finished: no event comes after this.
     package var isStopped: Bool { proxies.isStopped }
@@ -110,7 +110,7 @@ package final class ForeignToplevelManager {
     // MARK: From libwayland's dispatch
 
     fileprivate func announced(_ handle: OpaquePointer) {
-        guard proxies.add(handle, announce: { .toplevel(id: $0) }) != nil else {
+        guard proxies.add(handle, announce: { .toplevel(id: $0) }) else {
             notifybus_foreign_toplevel_handle_destroy(handle)
             return
         }

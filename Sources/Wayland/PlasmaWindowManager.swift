@@ -117,7 +117,7 @@ package final class PlasmaWindowManager {
         guard !isStopped, let manager,
             let window = notifybus_plasma_window_management_get_window(manager, internalID)
         else { return }
-        _ = proxies.add(window) { .window(id: $0) }
+        proxies.add(window) { .window(id: $0) }
         _ = notifybus_plasma_window_add_listener(window, windowListener.pointer, Unmanaged.passUnretained(self).toOpaque())
     }
 

@@ -16,15 +16,16 @@ struct WindowProxies<Event> {
     /// Whether events wait to be handed over.
     var hasPending: Bool { delivered < pending.count }
 
-    /// A window's new proxy: its id, with `announce(id)` held; `nil` once stopped (the caller
-    /// destroys the proxy then).
-    mutating func add(_ proxy: OpaquePointer, announce: (UInt64) -> Event) -> UInt64? {
-        guard !isStopped else { return nil }
+    /// A window's new proxy, numbered, with `announce(id)` held: whether it was taken (not once
+    /// stopped; the caller destroys the proxy then).
+    @discardableResult
+    mutating func add(_ proxy: OpaquePointer, announce: (UInt64) -> Event) -> Bool {
+        guard !isStopped else { return false }
         let id = nextID
         nextID += 1
         ids[proxy] = id
         pending.append(announce(id))
-        return id
+        return true
     }
 
     /// Holds `event(id)` for the window of `proxy`, unless stopped or the proxy is not one of them.
