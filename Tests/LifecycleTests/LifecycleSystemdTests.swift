@@ -69,8 +69,9 @@ struct LifecycleSystemdTests {
         // the call: the daemon may see the thaw before systemctl exits.
         let thawed = ContinuousClock.now
         _ = try await manager.systemctl(["thaw", scopeA.name])
+        let returned = ContinuousClock.now
         #expect(log.waitFor("org.example.A", "background", reason: "woken"))
-        #expect(ContinuousClock.now - thawed < .seconds(1), "seen \(ContinuousClock.now - thawed) after systemctl started")
+        #expect(ContinuousClock.now - returned < .milliseconds(500))
         #expect(try await Self.agreed(bed, scopeA) == .running)
         #expect(bed.listed.isEmpty)
         #expect(log.waitFor("org.example.A", "frozen", timeout: .seconds(6)))
