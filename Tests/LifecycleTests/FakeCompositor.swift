@@ -185,6 +185,10 @@ private final class Server {
         registry = nil
         manager = nil
         plasma = false
+        lastWindow = 0
+        // A new client's server-allocated ids start again at the range's first (libwayland takes
+        // only the next one).
+        nextServerID = 0xff00_0000
         outgoing = []
         clientRegistration = try? context.register(fileDescriptor: fd, interest: .readable) { [weak self] events in
             if events.contains(.writable) { self?.writeOutgoing() }
