@@ -15,7 +15,7 @@ extension SystemdUnits: LoopHelper {}
 /// `Helper` on a loop of its own with its own connection to a private bus: made before the
 /// connection connects, or, `onConnected`, on a connection registered on the bus already.
 final class ConnectedOnLoop<Helper: LoopHelper>: Sendable {
-    let loop: EventLoopThread
+    private let loop: EventLoopThread
     private let key = LoopLocalKey<(DBusConnection, Helper)>()
 
     init(

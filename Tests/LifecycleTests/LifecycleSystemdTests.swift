@@ -65,8 +65,9 @@ struct LifecycleSystemdTests {
         let (bed, log, scopeA) = try await Self.frozenThroughTheManager(["--freeze-delay", "2", "--freeze-wake-grace", "2"])
         defer { bed.stop() }
         let manager = try #require(bed.manager)
-        // systemctl --user thaw: ThawUnit, as systemd does around sleep. The clock is taken before
-        // the call: the daemon may see the thaw before systemctl exits.
+        // systemctl --user thaw: ThawUnit, as systemd does around sleep. The refreeze is timed from
+        // before the call (the daemon may see the thaw before systemctl exits), the notice from
+        // its return.
         let thawed = ContinuousClock.now
         _ = try await manager.systemctl(["thaw", scopeA.name])
         let returned = ContinuousClock.now
