@@ -17,8 +17,11 @@ import Glibc
 /// - `wl_registry.bind` of `org_kde_plasma_window_management`: a `window` event per window (its
 ///   internal id, from 1), and each `get_window` of one: `app_id_changed`, `pid_changed`,
 ///   `state_changed` (its `flags`) and `initial_state`.
-/// Every request it receives is recorded (object id, opcode). `stop()` closes everything and
-/// removes its directory.
+/// Every request it receives is recorded (object id, opcode). As a libwayland server does, it
+/// queues what it sends and writes it once per batch of requests read (and once per scripted
+/// action), not message by message: a client whose requests meet a socket full of one-message
+/// writes fails in libwayland 1.21 ("Error sending request"), which no real compositor provokes.
+/// `stop()` closes everything and removes its directory.
 final class FakeCompositor: Sendable {
     /// A window announced on bind.
     struct Window: Sendable {
@@ -96,7 +99,9 @@ final class FakeCompositor: Sendable {
     private func onServer(_ work: @escaping @Sendable (Server) -> Void) async throws {
         let key = key
         try await loop.submit { context in
-            if let server = context[local: key] { work(server) }
+            guard let server = context[local: key] else { return }
+            work(server)
+            server.writeOutgoing()
         }
     }
 
@@ -222,6 +227,7 @@ private final class Server {
             buffer.removeFirst(size)
             handle(object: object, opcode: UInt16(sizeAndOpcode & 0xffff), arguments: arguments)
         }
+        writeOutgoing()
     }
 
     func handle(object: UInt32, opcode: UInt16, arguments: [UInt8]) {
@@ -282,6 +288,7 @@ private final class Server {
 
     func protocolError() {
         send(object: 1, opcode: 0, [.uint(manager ?? 1), .uint(7), .string("a test's protocol error")])
+        writeOutgoing()
         dropClient()
     }
 
@@ -326,14 +333,13 @@ private final class Server {
         write(message + body)
     }
 
-    /// Queues `bytes` for the client and writes what its socket takes now (the rest when it is
-    /// writable).
+    /// Queues `bytes` for the client, for the next `writeOutgoing()`.
     func write(_ bytes: [UInt8]) {
         guard client != nil else { return }
         outgoing += bytes
-        writeOutgoing()
     }
 
+    /// Writes what the client's socket takes now of what is queued, the rest when it is writable.
     func writeOutgoing() {
         guard let client else { return }
         while !outgoing.isEmpty {

@@ -42,7 +42,7 @@ import Testing
         // It connects again and reads the list anew.
         let back = bed.lines(of: watcher, until: { $0["source"]?.stringValue == "lifecycle" && $0["status"]?.stringValue == "running" })
         #expect(back != nil, "the lifecycle source did not come back")
-        #expect(await eventually { compositor.binds.all.count == 2 }, "\(compositor.binds.all)")
+        #expect(await eventually { compositor.binds.all.count == 2 }, "binds \(compositor.binds.all); notifybusd said: \(readFile(bed.log) ?? "")")
 
         // Still serving, promptly, and no larger for the attack.
         let client = try DBusClient(address: bed.session.dbusAddress)
