@@ -32,6 +32,24 @@ extension LifecycleDriver {
         handle(.windows(next))
     }
 
+    /// Tells the policy a list that differs from the last one in activation alone (the same
+    /// windows, app ids and processes), with the cgroups read for those windows last time;
+    /// `windowsChanged` reads them again after it. Any other list is left to `windowsChanged`.
+    func tellActivation(_ list: [ToplevelWindow]) {
+        guard list.count == windows.count,
+            zip(list, windows).allSatisfy({ $0.id == $1.id && $0.appID == $1.appID && $0.pid == $1.pid })
+        else { return }
+        let activated = Dictionary(list.map { ($0.id, $0.activated) }, uniquingKeysWith: { $1 })
+        let next = policyWindows.map { window in
+            var window = window
+            window.activated = activated[window.id] ?? window.activated
+            return window
+        }
+        guard next != policyWindows else { return }
+        policyWindows = next
+        handle(.windows(next))
+    }
+
     /// The processes of `window`'s app: the window's own (where the backend gives it) and the
     /// owner of the name equal to its app id on the session bus.
     func processes(of window: ToplevelWindow, appID: String) -> [Int32] {

@@ -212,8 +212,10 @@ final class LifecycleDriver {
         guard !stopped else { return }
         switch update {
         case .windows(let list):
-            // Processes move between cgroups: where the protected and playing ones are is read
-            // again with every list (a few /proc reads).
+            // A change of activation alone is told before anything is read from /proc, so that
+            // the thaw it may bring waits for no read. Processes move between cgroups: where the
+            // protected and playing ones are is read again with every list (a few /proc reads).
+            if hasList { tellActivation(list) }
             readGroups()
             windowsChanged(list)
             if !hasList {
@@ -260,9 +262,11 @@ final class LifecycleDriver {
         perform(policy.handle(event, now: now))
     }
 
-    /// Carries out the policy's actions, then tells the wake watch what to watch now.
+    /// Carries out the policy's actions, then tells the wake watch what to watch now (after
+    /// them: a thaw waits for no read of the bus's connections, and a freeze waits for the watch
+    /// to cover its cgroup anyway).
     func perform(_ actions: [LifecyclePolicy.Action]) {
-        session?.wake.watch(policy.watchedGroups)
+        defer { session?.wake.watch(policy.watchedGroups) }
         for action in actions {
             switch action {
             case .publish(let appID, let lifecycle):
